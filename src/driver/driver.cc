@@ -1,0 +1,138 @@
+#include "driver/driver.h"
+
+#include <cmath>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include "ir/json.h"
+#include "ir/text.h"
+#include "support/rng.h"
+#include "verify/interpret.h"
+#include "verify/random_inputs.h"
+
+namespace mugraph::driver {
+
+Result<ir::KernelGraph> load_graph_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return error(path, ": cannot open file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  const size_t first = text.find_first_not_of(" \t\r\n");
+  auto g = first != std::string::npos && text[first] == '{' ? ir::from_json(text)
+                                                              : ir::parse_graph(text);
+  if (!g.ok()) return Status::error(path + ":" + g.status().message());
+  return g;
+}
+
+ir::MemoryLimits memory_limits(const target::Target& t) {
+  return {t.device_memory_bytes, t.shared_memory_per_block, t.max_registers_per_thread};
+}
+
+Status validate(const ir::KernelGraph& g, const target::Target& t) {
+  return ir::check_memory(g, memory_limits(t)).with_context("target " + t.name + ": ");
+}
+
+namespace {
+
+template <class T>
+Result<std::vector<std::vector<double>>> run_as(const ir::KernelGraph& g,
+                                                const std::vector<verify::HostTensor<double>>& in) {
+  MG_ASSIGN_OR_RETURN(auto outs, verify::interpret<T>(g, verify::convert<T>(in)));
+  std::vector<std::vector<double>> r;
+  for (const auto& t : outs) r.emplace_back(t.data.begin(), t.data.end());
+  return r;
+}
+
+Result<std::vector<std::vector<double>>> run_values(const ir::KernelGraph& g, uint64_t seed,
+                                                    Precision p) {
+  Rng rng(seed);
+  const auto inputs = verify::random_inputs(g, rng);
+  return p == Precision::kDouble ? run_as<double>(g, inputs) : run_as<float>(g, inputs);
+}
+
+OutputSummary summarize(const ir::Tensor& t, const std::vector<double>& v) {
+  OutputSummary s;
+  s.name = t.name;
+  s.shape = t.type.shape;
+  s.min = std::numeric_limits<double>::infinity();
+  s.max = -s.min;
+  double sum = 0, sq = 0;
+  int64_t finite = 0;
+  for (double x : v) {
+    if (!std::isfinite(x)) {
+      ++s.non_finite;
+      continue;
+    }
+    ++finite;
+    s.min = std::min(s.min, x);
+    s.max = std::max(s.max, x);
+    sum += x;
+    sq += x * x;
+  }
+  if (finite > 0) {
+    s.mean = sum / static_cast<double>(finite);
+    s.rms = std::sqrt(sq / static_cast<double>(finite));
+  }
+  s.head.assign(v.begin(), v.begin() + static_cast<long>(std::min<size_t>(v.size(), 4)));
+  return s;
+}
+
+Status same_interface(const ir::KernelGraph& a, const ir::KernelGraph& b) {
+  if (a.inputs.size() != b.inputs.size())
+    return error("the graphs have ", a.inputs.size(), " and ", b.inputs.size(), " inputs");
+  for (size_t i = 0; i < a.inputs.size(); ++i) {
+    const ir::Tensor& x = a.tensor(a.inputs[i]);
+    const ir::Tensor& y = b.tensor(b.inputs[i]);
+    if (x.name != y.name || x.type.dtype != y.type.dtype || !(x.type.shape == y.type.shape))
+      return error("input ", i, " differs: '", x.name, "' ", x.type.to_string(), " vs '", y.name,
+                   "' ", y.type.to_string());
+  }
+  if (a.outputs.size() != b.outputs.size())
+    return error("the graphs have ", a.outputs.size(), " and ", b.outputs.size(), " outputs");
+  for (size_t i = 0; i < a.outputs.size(); ++i) {
+    const ir::Tensor& x = a.tensor(a.outputs[i]);
+    const ir::Tensor& y = b.tensor(b.outputs[i]);
+    if (!(x.type.shape == y.type.shape))
+      return error("output ", i, " differs in shape: '", x.name, "' ", x.type.shape.to_string(),
+                   " vs '", y.name, "' ", y.type.shape.to_string());
+  }
+  return ok_status();
+}
+
+}  // namespace
+
+Result<std::vector<OutputSummary>> run_graph(const ir::KernelGraph& g, uint64_t seed, Precision p) {
+  MG_ASSIGN_OR_RETURN(auto values, run_values(g, seed, p));
+  std::vector<OutputSummary> out;
+  for (size_t i = 0; i < values.size(); ++i) out.push_back(summarize(g.tensor(g.outputs[i]), values[i]));
+  return out;
+}
+
+Result<std::vector<OutputDiff>> compare_graphs(const ir::KernelGraph& a, const ir::KernelGraph& b,
+                                               uint64_t seed, Precision p) {
+  MG_RETURN_IF_ERROR(same_interface(a, b));
+  MG_ASSIGN_OR_RETURN(auto va, run_values(a, seed, p));
+  MG_ASSIGN_OR_RETURN(auto vb, run_values(b, seed, p));
+  std::vector<OutputDiff> out;
+  for (size_t i = 0; i < va.size(); ++i) {
+    OutputDiff d;
+    d.name = a.tensor(a.outputs[i]).name;
+    double scale = 0;
+    for (size_t k = 0; k < va[i].size(); ++k) {
+      const double diff = std::fabs(va[i][k] - vb[i][k]);
+      // NaN anywhere makes the comparison fail: max() would silently drop it.
+      d.max_abs = std::isnan(diff) ? diff : std::max(d.max_abs, diff);
+      scale = std::max(scale, std::fabs(va[i][k]));
+      if (std::isnan(d.max_abs)) break;
+    }
+    d.max_rel = std::isnan(d.max_abs) ? d.max_abs
+                : scale > 0          ? d.max_abs / scale
+                                     : d.max_abs;
+    out.push_back(d);
+  }
+  return out;
+}
+
+}  // namespace mugraph::driver

@@ -1,0 +1,50 @@
+// The public C++ API: load a uGraph from a file, validate it against a target, run it on seeded
+// random inputs, compare two uGraphs. The CLI (tools/mugraph.cc) is a thin layer over this.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "ir/memory.h"
+#include "target/target.h"
+
+namespace mugraph::driver {
+
+// Reads a uGraph: JSON if the file starts with '{', the text format otherwise. Errors are
+// prefixed with the path ("examples/x.mu:3:7: ...").
+Result<ir::KernelGraph> load_graph_file(const std::string& path);
+
+ir::MemoryLimits memory_limits(const target::Target& t);
+
+// Full validity (Mirage Def. 2.1): the builders already checked shapes, maps and paths; this
+// adds the memory limits of `t`.
+Status validate(const ir::KernelGraph& g, const target::Target& t);
+
+enum class Precision { kDouble, kFloat };
+
+struct OutputSummary {
+  std::string name;
+  ir::Shape shape;
+  double min = 0, max = 0, mean = 0, rms = 0;
+  std::vector<double> head;  // first few values
+  int64_t non_finite = 0;    // NaN or Inf entries
+};
+
+// Interprets `g` on inputs uniform in [-1, 1) drawn from `seed`.
+Result<std::vector<OutputSummary>> run_graph(const ir::KernelGraph& g, uint64_t seed,
+                                             Precision p);
+
+struct OutputDiff {
+  std::string name;
+  double max_abs = 0;  // max_i |a_i - b_i|
+  double max_rel = 0;  // max_abs / max_i |a_i| (normwise: no blow-up at entries near zero)
+};
+
+// Interprets `a` and `b` on the same random inputs. The graphs must have the same inputs (names,
+// dtypes, shapes, in order) and the same number of outputs with equal shapes.
+Result<std::vector<OutputDiff>> compare_graphs(const ir::KernelGraph& a, const ir::KernelGraph& b,
+                                               uint64_t seed, Precision p);
+
+}  // namespace mugraph::driver

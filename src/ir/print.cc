@@ -1,0 +1,88 @@
+// Canonical printer for the uGraph text format (grammar in ir/text.h).
+#include <sstream>
+
+#include "ir/text.h"
+
+namespace mugraph::ir {
+namespace {
+
+std::string fmap_text(int f) { return f == kReplica ? "phi" : std::to_string(f); }
+
+template <class G>
+std::string names(const G& g, const std::vector<TensorId>& ids) {
+  std::string out;
+  for (size_t i = 0; i < ids.size(); ++i)
+    out += (i ? ", " : "") + g.tensors[static_cast<size_t>(ids[i])].name;
+  return out;
+}
+
+// "op(a, b, dim=1, group=4)"
+template <class G>
+std::string op_call(const G& g, OpKind op, const OpAttrs& a, const std::vector<TensorId>& ins) {
+  const unsigned bits = op_info(op).attrs;
+  std::string out = std::string(op_name(op)) + "(" + names(g, ins);
+  if (bits & kAttrDim) out += ", dim=" + std::to_string(a.dim);
+  if (bits & kAttrGroup) out += ", group=" + std::to_string(a.group);
+  if (bits & kAttrTimes) out += ", times=" + std::to_string(a.times);
+  if (bits & kAttrShape) out += ", shape=" + a.shape.to_string();
+  if (bits & kAttrFactor) out += ", factor=" + a.factor.to_string();
+  return out + ")";
+}
+
+void print_thread(std::ostream& os, const BlockGraph& bg, const BlockNode& n,
+                  const std::string& ind) {
+  const ThreadGraph& tg = *n.thread;
+  os << ind << names(bg, n.outputs) << " = thread_graph(" << names(bg, n.inputs) << ") {\n";
+  for (const ThreadGraph::Node& t : tg.nodes)
+    os << ind << "  " << tg.tensors[static_cast<size_t>(t.output)].name << " = "
+       << op_call(tg, t.op, t.attrs, t.inputs) << "\n";
+  os << ind << "  output " << names(tg, tg.outputs) << "\n" << ind << "}\n";
+}
+
+void print_block(std::ostream& os, const KernelGraph& kg, const KernelOp& op) {
+  const BlockGraph& bg = *op.block;
+  os << names(kg, op.outputs) << " = graph_defined(" << names(kg, op.inputs) << ", grid=["
+     << bg.grid[0] << ", " << bg.grid[1] << ", " << bg.grid[2] << "], forloop=" << bg.forloop
+     << ") {\n";
+  const std::string ind = "  ";
+  for (const BlockNode& n : bg.nodes) {
+    switch (n.kind) {
+      case BlockNodeKind::kInputIterator:
+        os << ind << names(bg, n.outputs) << " = input_iterator("
+           << kg.tensor(op.inputs[static_cast<size_t>(n.input_index)]).name
+           << ", imap=" << n.imap.to_string() << ", fmap=" << fmap_text(n.fmap) << ")\n";
+        break;
+      case BlockNodeKind::kCompute:
+        os << ind << names(bg, n.outputs) << " = " << op_call(bg, n.op, n.attrs, n.inputs) << "\n";
+        break;
+      case BlockNodeKind::kThreadGraph:
+        print_thread(os, bg, n, ind);
+        break;
+      case BlockNodeKind::kAccumulator:
+        os << ind << names(bg, n.outputs) << " = accumulator(" << names(bg, n.inputs)
+           << ", fmap=" << fmap_text(n.fmap) << ")\n";
+        break;
+      case BlockNodeKind::kOutputSaver:
+        os << ind << "output_saver(" << names(bg, n.inputs) << ", omap=" << n.omap.to_string()
+           << ")\n";
+        break;
+    }
+  }
+  os << "}\n";
+}
+
+}  // namespace
+
+std::string print_graph(const KernelGraph& g) {
+  std::ostringstream os;
+  for (TensorId id : g.inputs)
+    os << "input " << g.tensor(id).name << " : " << g.tensor(id).type.to_string() << "\n";
+  for (const KernelOp& op : g.ops) {
+    if (op.graph_defined) print_block(os, g, op);
+    else os << names(g, op.outputs) << " = " << op_call(g, op.op, op.attrs, op.inputs) << "\n";
+  }
+  os << "output " << names(g, g.outputs) << "\n";
+  return os.str();
+}
+
+}  // namespace mugraph::ir

@@ -1,0 +1,151 @@
+// mugraph command-line tool: check, run, compare and draw uGraphs.
+// Exit codes: 0 ok, 1 user error (bad file, invalid uGraph), 2 internal error,
+// 3 `compare` ran but the graphs differ beyond the tolerance.
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "driver/driver.h"
+#include "ir/dot.h"
+#include "ir/json.h"
+#include "ir/text.h"
+
+namespace {
+
+using namespace mugraph;
+
+constexpr int kUserError = 1, kInternalError = 2, kMismatch = 3;
+
+struct Options {
+  std::string file, file_b, target = "h100", out, precision = "double";
+  uint64_t seed = 0;
+  bool json = false;
+  // Default tolerance of `compare`: 1e-9 relative in double. Reorderings of sums (what fused
+  // kernels do) change results by ~1e-15 relative in double; real mistakes give O(1).
+  double tol = 1e-9;
+};
+
+int fail(const Status& s) {
+  std::cerr << "error: " << s.message() << "\n";
+  return kUserError;
+}
+
+Result<ir::KernelGraph> load_valid(const std::string& path, const std::string& target_name) {
+  MG_ASSIGN_OR_RETURN(ir::KernelGraph g, driver::load_graph_file(path));
+  MG_ASSIGN_OR_RETURN(target::Target t, target::find_target(target_name));
+  MG_RETURN_IF_ERROR(driver::validate(g, t).with_context(path + ": "));
+  return g;
+}
+
+Result<driver::Precision> precision(const std::string& p) {
+  if (p == "double") return driver::Precision::kDouble;
+  if (p == "float") return driver::Precision::kFloat;
+  return error("--precision must be double or float, got '", p, "'");
+}
+
+int cmd_check(const Options& o) {
+  auto g = load_valid(o.file, o.target);
+  if (!g.ok()) return fail(g.status());
+  std::cout << (o.json ? ir::to_json(*g) + "\n" : ir::print_graph(*g));
+  std::cerr << o.file << ": valid uGraph for target " << o.target << "\n";
+  return 0;
+}
+
+int cmd_run(const Options& o) {
+  auto g = load_valid(o.file, o.target);
+  if (!g.ok()) return fail(g.status());
+  auto p = precision(o.precision);
+  if (!p.ok()) return fail(p.status());
+  auto r = driver::run_graph(*g, o.seed, *p);
+  if (!r.ok()) return fail(r.status());
+  std::printf("%-12s %-18s %12s %12s %12s %12s  %s\n", "output", "shape", "min", "max", "mean",
+              "rms", "first values");
+  for (const auto& s : *r) {
+    std::string head;
+    for (double v : s.head) head += std::to_string(v) + " ";
+    std::printf("%-12s %-18s %12.5g %12.5g %12.5g %12.5g  %s%s\n", s.name.c_str(),
+                s.shape.to_string().c_str(), s.min, s.max, s.mean, s.rms, head.c_str(),
+                s.non_finite ? ("(" + std::to_string(s.non_finite) + " non-finite!)").c_str() : "");
+  }
+  return 0;
+}
+
+int cmd_compare(const Options& o) {
+  auto a = load_valid(o.file, o.target);
+  if (!a.ok()) return fail(a.status());
+  auto b = load_valid(o.file_b, o.target);
+  if (!b.ok()) return fail(b.status());
+  auto p = precision(o.precision);
+  if (!p.ok()) return fail(p.status());
+  auto r = driver::compare_graphs(*a, *b, o.seed, *p);
+  if (!r.ok()) return fail(r.status().with_context(o.file + " vs " + o.file_b + ": "));
+  bool same = true;
+  std::printf("%-12s %14s %14s  %s\n", "output", "max abs err", "max rel err", "verdict");
+  for (const auto& d : *r) {
+    const bool ok = d.max_rel <= o.tol;  // false for NaN
+    same &= ok;
+    std::printf("%-12s %14.3e %14.3e  %s\n", d.name.c_str(), d.max_abs, d.max_rel,
+                ok ? "equal" : "DIFFERENT");
+  }
+  std::printf("%s (seed %llu, %s, tolerance %.1e relative)\n", same ? "EQUAL" : "DIFFERENT",
+              static_cast<unsigned long long>(o.seed), o.precision.c_str(), o.tol);
+  return same ? 0 : kMismatch;
+}
+
+int cmd_dot(const Options& o) {
+  auto g = load_valid(o.file, o.target);
+  if (!g.ok()) return fail(g.status());
+  const std::string dot = ir::to_dot(*g);
+  if (o.out.empty()) {
+    std::cout << dot;
+    return 0;
+  }
+  std::ofstream f(o.out);
+  if (!(f << dot)) return fail(error(o.out, ": cannot write"));
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"mugraph: a multi-level superoptimizer for tensor programs.\n"
+               "Exit codes: 0 ok, 1 user error, 2 internal error, 3 compare found a difference."};
+  app.require_subcommand(1);
+  Options o;
+  const std::string targets = "target whose limits validate the graph: a100, h100, h200, cpu";
+  auto* check = app.add_subcommand("check", "parse and validate a uGraph, print it");
+  check->add_option("FILE", o.file, "uGraph (text or JSON)")->required();
+  check->add_option("--target", o.target, targets);
+  check->add_flag("--json", o.json, "print as JSON instead of text");
+  auto* run = app.add_subcommand("run", "interpret a uGraph on seeded random inputs");
+  run->add_option("FILE", o.file, "uGraph (text or JSON)")->required();
+  auto* cmp = app.add_subcommand("compare", "interpret two uGraphs on the same random inputs");
+  cmp->add_option("A", o.file, "reference uGraph")->required();
+  cmp->add_option("B", o.file_b, "candidate uGraph")->required();
+  cmp->add_option("--tol", o.tol, "max relative error to call the outputs equal (default 1e-9)");
+  for (auto* c : {run, cmp}) {
+    c->add_option("--seed", o.seed, "random input seed (default 0)");
+    c->add_option("--precision", o.precision, "double (default) or float");
+    c->add_option("--target", o.target, targets);
+  }
+  auto* dot = app.add_subcommand("dot", "print the uGraph as Graphviz DOT");
+  dot->add_option("FILE", o.file, "uGraph (text or JSON)")->required();
+  dot->add_option("-o,--out", o.out, "write to this file instead of stdout");
+  dot->add_option("--target", o.target, targets);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : kUserError;
+  }
+  try {
+    if (*check) return cmd_check(o);
+    if (*run) return cmd_run(o);
+    if (*cmp) return cmd_compare(o);
+    if (*dot) return cmd_dot(o);
+  } catch (const std::exception& e) {
+    std::cerr << "mugraph: " << e.what() << "\n";
+    return kInternalError;
+  }
+  return kInternalError;
+}
