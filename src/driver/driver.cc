@@ -34,6 +34,17 @@ Status validate(const ir::KernelGraph& g, const target::Target& t) {
   return ir::check_memory(g, memory_limits(t)).with_context("target " + t.name + ": ");
 }
 
+Status check_interpretable(const ir::KernelGraph& g) {
+  int64_t elements = 0;
+  for (const ir::Tensor& t : g.tensors) elements += t.type.shape.numel();
+  const int64_t need = elements * static_cast<int64_t>(sizeof(double));
+  const int64_t have = target::local_cpu().device_memory_bytes / 2;
+  if (need > have)
+    return error("interpreting this graph needs ", need >> 20, " MiB of host memory for its tensors; ",
+                 "this machine allows ", have >> 20, " MiB (half its RAM)");
+  return ok_status();
+}
+
 namespace {
 
 template <class T>
@@ -47,6 +58,7 @@ Result<std::vector<std::vector<double>>> run_as(const ir::KernelGraph& g,
 
 Result<std::vector<std::vector<double>>> run_values(const ir::KernelGraph& g, uint64_t seed,
                                                     Precision p) {
+  MG_RETURN_IF_ERROR(check_interpretable(g));
   Rng rng(seed);
   const auto inputs = verify::random_inputs(g, rng);
   return p == Precision::kDouble ? run_as<double>(g, inputs) : run_as<float>(g, inputs);

@@ -24,6 +24,11 @@ Status validate(const ir::KernelGraph& g, const target::Target& t);
 
 enum class Precision { kDouble, kFloat };
 
+// Ok iff interpreting `g` fits in this machine's memory: every kernel tensor, held as 8-byte
+// numbers, within half the physical RAM (the block-level tiles are small next to them). The
+// error gives the bytes needed, instead of an out-of-memory crash mid-run.
+Status check_interpretable(const ir::KernelGraph& g);
+
 struct OutputSummary {
   std::string name;
   ir::Shape shape;

@@ -27,9 +27,14 @@ Status check_dim_map(const DimMap& m, const Shape& s, const std::string& what) {
 
 Result<BlockBuilder> BlockBuilder::make(std::vector<TensorType> input_types, Dim3 grid,
                                         int64_t forloop) {
+  // CUDA's launch limits: grid x < 2^31, y and z <= 65535. The for-loop range is bounded the
+  // same way as grid x (it counts tiles of one data dim, so any real range is far below).
+  const int64_t max_grid[3] = {(int64_t{1} << 31) - 1, 65535, 65535};
   for (int g = 0; g < 3; ++g)
-    if (grid[g] < 1) return error("grid dim ", kGridDimNames[g], "=", grid[g], " must be >= 1");
-  if (forloop < 1) return error("forloop range ", forloop, " must be >= 1");
+    if (grid[g] < 1 || grid[g] > max_grid[g])
+      return error("grid dim ", kGridDimNames[g], "=", grid[g], " must be in 1..", max_grid[g]);
+  if (forloop < 1 || forloop > max_grid[0])
+    return error("forloop range ", forloop, " must be in 1..", max_grid[0]);
   if (input_types.empty()) return error("a block graph needs at least one input");
   BlockBuilder b;
   b.g_.grid = grid;
@@ -172,8 +177,9 @@ Result<TensorId> BlockBuilder::accumulator(TensorId input, int fmap, const std::
     if (fmap < 0 || fmap >= s.rank)
       return error("accumulator of '", t.name, "': fmap dim ", fmap, " does not exist in ",
                    s.to_string());
-    s[fmap] *= g_.forloop;
+    MG_ASSIGN_OR_RETURN(s[fmap], checked_mul(s[fmap], g_.forloop));
   }
+  MG_RETURN_IF_ERROR(check_shape(s).with_context("accumulator of '" + t.name + "': "));
   MG_ASSIGN_OR_RETURN(TensorId id,
                       add_tensor(name, TensorType::make(t.type.dtype, s), Phase::kPostLoop));
   BlockNode n;
@@ -201,8 +207,9 @@ Status BlockBuilder::output_saver(TensorId input, const DimMap& omap) {
                      " blocks) unmapped; blocks would overwrite each other's output");
       continue;
     }
-    s[omap[g]] *= g_.grid[g];
+    MG_ASSIGN_OR_RETURN(s[omap[g]], checked_mul(s[omap[g]], g_.grid[g]));
   }
+  MG_RETURN_IF_ERROR(check_shape(s).with_context(what + ": "));
   BlockNode n;
   n.kind = BlockNodeKind::kOutputSaver;
   n.inputs = {input};

@@ -112,8 +112,7 @@ Status KernelBuilder::check_ids(const std::vector<TensorId>& ids) const {
 Result<TensorId> KernelBuilder::input(const std::string& name, const TensorType& type) {
   if (type.shape.rank < 1 || type.shape.rank > kMaxRank)
     return error("input '", name, "': rank must be 1..", kMaxRank);
-  for (int i = 0; i < type.shape.rank; ++i)
-    if (type.shape[i] < 1) return error("input '", name, "': dim ", i, " must be >= 1");
+  MG_RETURN_IF_ERROR(check_shape(type.shape).with_context("input '" + name + "': "));
   MG_RETURN_IF_ERROR(check_layout(type.shape, type.layout).with_context("input '" + name + "': "));
   MG_ASSIGN_OR_RETURN(TensorId id, add_tensor(name, type));
   g_.inputs.push_back(id);

@@ -77,6 +77,15 @@ T value_or_throw(Result<T> r) {
   return std::move(r).value();
 }
 
+// An int field (dims, maps, indices): read as int64 and range-checked, because nlohmann's
+// get<int>() would silently truncate 2^32 + 1 to 1.
+int small_int(const json& j) {
+  const auto v = j.get<int64_t>();
+  if (v < -(int64_t{1} << 30) || v > (int64_t{1} << 30))
+    throw LoadError{"integer " + std::to_string(v) + " is out of range"};
+  return static_cast<int>(v);
+}
+
 template <class B>
 TensorId lookup(const B& b, const std::string& name) {
   auto id = b.find(name);
@@ -93,7 +102,7 @@ std::vector<TensorId> lookup_all(const B& b, const json& arr) {
 DimMap load_map(const json& j) {
   DimMap m;
   if (!j.is_array() || j.size() != 3) throw LoadError{"a map is a list of 3 ints (-1 = phi)"};
-  for (size_t g = 0; g < 3; ++g) m.to[g] = j[g].get<int>();
+  for (size_t g = 0; g < 3; ++g) m.to[g] = small_int(j[g]);
   return m;
 }
 
@@ -106,7 +115,7 @@ OpKind load_op(const json& j) {
 
 OpAttrs load_attrs(const json& j) {
   OpAttrs a;
-  if (j.contains("dim")) a.dim = j["dim"].get<int>();
+  if (j.contains("dim")) a.dim = small_int(j["dim"]);
   if (j.contains("group")) a.group = j["group"].get<int64_t>();
   if (j.contains("times")) a.times = j["times"].get<int64_t>();
   if (j.contains("factor")) a.factor = {j["factor"].at(0).get<int64_t>(), j["factor"].at(1).get<int64_t>()};
@@ -133,15 +142,15 @@ void load_thread(BlockBuilder& bb, const json& j) {
 void load_block_node(BlockBuilder& bb, const json& n) {
   const std::string kind = n.at("kind").get<std::string>();
   if (kind == "input_iterator") {
-    value_or_throw(bb.input_iterator(n.at("input").get<int>(), load_map(n.at("imap")),
-                                     n.at("fmap").get<int>(), n.at("output").get<std::string>()));
+    value_or_throw(bb.input_iterator(small_int(n.at("input")), load_map(n.at("imap")),
+                                     small_int(n.at("fmap")), n.at("output").get<std::string>()));
   } else if (kind == "compute") {
     value_or_throw(bb.op(load_op(n.at("op")), lookup_all(bb, n.at("inputs")), load_attrs(n.at("attrs")),
                          n.at("output").get<std::string>()));
   } else if (kind == "thread_graph") {
     load_thread(bb, n);
   } else if (kind == "accumulator") {
-    value_or_throw(bb.accumulator(lookup(bb, n.at("input").get<std::string>()), n.at("fmap").get<int>(),
+    value_or_throw(bb.accumulator(lookup(bb, n.at("input").get<std::string>()), small_int(n.at("fmap")),
                                   n.at("output").get<std::string>()));
   } else if (kind == "output_saver") {
     fail_if(bb.output_saver(lookup(bb, n.at("input").get<std::string>()), load_map(n.at("omap"))));
@@ -173,7 +182,7 @@ void load_graph_defined(KernelBuilder& kb, const json& op, const std::string& pa
 KernelGraph load(const json& j) {
   if (!j.is_object() || j.value("format", "") != kJsonFormat)
     throw LoadError{std::string("not a uGraph file (expected \"format\": \"") + kJsonFormat + "\")"};
-  const int version = j.at("version").get<int>();
+  const auto version = j.at("version").get<int64_t>();
   if (version != kJsonVersion)
     throw LoadError{"unsupported format version " + std::to_string(version) +
                     " (this mugraph reads version " + std::to_string(kJsonVersion) + ")"};

@@ -106,13 +106,12 @@ Result<Shape> infer_shape(OpKind kind, const OpAttrs& at, const std::vector<Tens
       MG_RETURN_IF_ERROR(check_dim(at.dim, a));
       if (at.times < 1) return error("times=", at.times, " must be >= 1");
       Shape out = a;
-      out[at.dim] = a[at.dim] * at.times;
+      MG_ASSIGN_OR_RETURN(out[at.dim], checked_mul(a[at.dim], at.times));
       return out;
     }
     case OpClass::kReshape: {
       if (at.shape.rank < 1) return error("reshape needs a target shape");
-      for (int i = 0; i < at.shape.rank; ++i)
-        if (at.shape[i] < 1) return error("target shape ", at.shape.to_string(), " has dim < 1");
+      MG_RETURN_IF_ERROR(check_shape(at.shape));
       if (at.shape.numel() != a.numel())
         return error("cannot reshape ", a.to_string(), " (", a.numel(), " elements) to ",
                      at.shape.to_string(), " (", at.shape.numel(), " elements)");
@@ -150,6 +149,7 @@ Result<TensorType> infer_type(OpKind kind, const OpAttrs& attrs,
                         dtype_name(inputs[0].dtype)));
   auto shape = infer_shape(kind, attrs, inputs);
   if (!shape.ok()) return fail(shape.status());
+  if (Status s = check_shape(*shape); !s.ok()) return fail(s);
   return TensorType::make(inputs[0].dtype, *shape);
 }
 

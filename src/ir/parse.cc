@@ -81,6 +81,11 @@ class Parser {
   template <class Builder>
   Result<std::vector<TensorId>> resolve(const Builder& b, const Call& c) const;
   Result<int> map_entry(const Arg& a, const char* what) const;
+  // A dim-like integer: must fit in an int (no silent truncation of 2^32 + 1 to 1).
+  Result<int> small_int(int64_t v, const Token& t, const char* what) const {
+    if (v < -(int64_t{1} << 30) || v > (int64_t{1} << 30)) return err(t, what, " ", v, " is out of range");
+    return static_cast<int>(v);
+  }
 
   std::vector<Token> toks_;
   size_t pos_ = 0;
@@ -100,8 +105,9 @@ Result<DimMap> Parser::map_value() {
     if (at_ident("phi")) {
       next();
     } else {
+      const Token& dt = peek();
       MG_ASSIGN_OR_RETURN(int64_t d, expect_int("a data dim or phi"));
-      m.to[static_cast<size_t>(g)] = static_cast<int>(d);
+      MG_ASSIGN_OR_RETURN(m.to[static_cast<size_t>(g)], small_int(d, dt, "data dim"));
     }
     if (!at_punct(',')) break;
     next();
@@ -228,7 +234,9 @@ Result<OpAttrs> Parser::op_attrs(OpKind op, const Call& c) const {
     Value v = it->second.v;
     if (s.kind == Value::kRational && v.kind == Value::kInt) v.r = {v.i, 1}, v.kind = s.kind;
     if (v.kind != s.kind) return err(*it->second.tok, "attribute '", s.key, "' has the wrong kind of value");
-    if (s.bit == kAttrDim) a.dim = static_cast<int>(v.i);
+    if (s.bit == kAttrDim) {
+      MG_ASSIGN_OR_RETURN(a.dim, small_int(v.i, *it->second.tok, "dim"));
+    }
     if (s.bit == kAttrGroup) a.group = v.i;
     if (s.bit == kAttrTimes) a.times = v.i;
     if (s.bit == kAttrFactor) a.factor = v.r;
@@ -256,7 +264,7 @@ Result<std::vector<TensorId>> Parser::resolve(const Builder& b, const Call& c) c
 Result<int> Parser::map_entry(const Arg& a, const char* what) const {
   if (a.v.kind == Value::kPhi) return kReplica;
   if (a.v.kind != Value::kInt) return err(*a.tok, what, " must be a data dim or phi");
-  return static_cast<int>(a.v.i);
+  return small_int(a.v.i, *a.tok, what);
 }
 
 Status Parser::thread_graph(BlockBuilder& bb, const Call& c) {

@@ -60,6 +60,24 @@ std::string Shape::to_string() const {
   return os.str();
 }
 
+Result<int64_t> checked_mul(int64_t a, int64_t b) {
+  int64_t r = 0;
+  if (__builtin_mul_overflow(a, b, &r) || r > kMaxElements)
+    return error(a, " x ", b, " exceeds the size limit of ", kMaxElements, " elements");
+  return r;
+}
+
+Status check_shape(const Shape& s) {
+  int64_t n = 1;
+  for (int i = 0; i < s.rank; ++i) {
+    if (s[i] < 1) return error("shape ", s.to_string(), " has dim ", i, " < 1");
+    auto m = checked_mul(n, s[i]);
+    if (!m.ok()) return error("shape ", s.to_string(), " has more than ", kMaxElements, " elements");
+    n = *m;
+  }
+  return ok_status();
+}
+
 Layout row_major(const Shape& s) {
   Layout l;
   int64_t stride = 1;

@@ -52,6 +52,15 @@ struct Layout {
   bool operator==(const Layout& o) const { return strides == o.strides; }
 };
 
+// Largest tensor mugraph accepts: 2^40 elements (2 TiB in f16, beyond any device memory), so
+// every size computation, including times a grid or a loop range, stays far from int64 overflow.
+inline constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+// Ok iff every dim is >= 1 and the element count is at most kMaxElements.
+Status check_shape(const Shape& s);
+// a * b, or an error if the product exceeds kMaxElements (a, b >= 0).
+Result<int64_t> checked_mul(int64_t a, int64_t b);
+
 Layout row_major(const Shape& s);
 // Ok iff `l` is a dense, non-overlapping layout of `s`.
 Status check_layout(const Shape& s, const Layout& l);

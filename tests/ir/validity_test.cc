@@ -37,8 +37,9 @@ struct Case {
 // clang-format off
 const Case kCases[] = {
   // grid and for-loop
-  {"grid=[0, 1, 1], forloop=4", kGoodBody, "grid dim x=0 must be >= 1"},
-  {"grid=[2, 1, 1], forloop=0", kGoodBody, "forloop range 0 must be >= 1"},
+  {"grid=[0, 1, 1], forloop=4", kGoodBody, "grid dim x=0 must be in 1..2147483647"},
+  {"grid=[2, 65536, 1], forloop=4", kGoodBody, "grid dim y=65536 must be in 1..65535"},
+  {"grid=[2, 1, 1], forloop=0", kGoodBody, "forloop range 0 must be in 1..2147483647"},
   {"grid=[2, 1, 1], forloop=4, tile=3", kGoodBody, "graph_defined has no attribute 'tile'"},
   // imap
   {"grid=[2, 1, 1], forloop=4",
@@ -142,7 +143,7 @@ TEST(Validity, KernelLevelRules) {
   EXPECT_NE(parse_error("input X : f32[2, 3] strides=[1, 1]\nY = exp(X)\noutput Y\n")
                 .find("strides [1, 1] are not a dense layout of shape [2, 3]"),
             std::string::npos);
-  EXPECT_NE(parse_error("input X : f32[0, 3]\nY = exp(X)\noutput Y\n").find("dim 0 must be >= 1"),
+  EXPECT_NE(parse_error("input X : f32[0, 3]\nY = exp(X)\noutput Y\n").find("input 'X': shape [0, 3] has dim 0 < 1"),
             std::string::npos);
   EXPECT_NE(parse_error("input X : f32[1, 2, 3, 4, 5]\n").find("1 to 4 dims, got 5"),
             std::string::npos);
