@@ -3,6 +3,7 @@
 #include <map>
 
 #include "ir/builder.h"
+#include "ir/composite.h"
 #include "ir/lexer.h"
 #include "ir/text.h"
 
@@ -75,6 +76,7 @@ class Parser {
   Result<TensorType> tensor_type();
   Status kernel_stmt(KernelBuilder& kb);
   Status graph_defined(KernelBuilder& kb, const Call& c);
+  Status composite(KernelBuilder& kb, const Call& c, const CompositeInfo& info);
   Status block_stmt(BlockBuilder& bb, const Call& header, std::map<std::string, int>& iterated);
   Status thread_graph(BlockBuilder& bb, const Call& c);
   Result<OpAttrs> op_attrs(OpKind op, const Call& c) const;
@@ -393,6 +395,20 @@ Status Parser::graph_defined(KernelBuilder& kb, const Call& c) {
   return r.ok() ? ok_status() : err(*c.tok, r.status().message());
 }
 
+Status Parser::composite(KernelBuilder& kb, const Call& c, const CompositeInfo& info) {
+  if (c.lhs.size() != 1) return err(*c.tok, c.callee, " has exactly one output");
+  MG_ASSIGN_OR_RETURN(std::vector<TensorId> ins, resolve(kb, c));
+  int dim = 0;
+  for (const auto& [key, arg] : c.kw) {
+    if (!(info.takes_dim && key == "dim")) return err(*arg.tok, c.callee, " has no attribute '", key, "'");
+    if (arg.v.kind != Value::kInt) return err(*arg.tok, "dim must be an integer");
+    MG_ASSIGN_OR_RETURN(dim, small_int(arg.v.i, *arg.tok, "dim"));
+  }
+  if (info.takes_dim && !c.kw.count("dim")) return err(*c.tok, c.callee, ": missing attribute 'dim'");
+  auto r = build_composite(kb, c.callee, ins, dim, c.lhs[0]);
+  return r.ok() ? ok_status() : err(*c.tok, r.status().message());
+}
+
 Status Parser::kernel_stmt(KernelBuilder& kb) {
   const Token& st = peek();
   if (at_ident("input") && peek(1).kind == Token::kIdent) {
@@ -418,6 +434,7 @@ Status Parser::kernel_stmt(KernelBuilder& kb) {
   MG_RETURN_IF_ERROR(expect_punct('=', "after the result names"));
   MG_ASSIGN_OR_RETURN(Call c, call(lhs));
   if (c.callee == "graph_defined") return graph_defined(kb, c);
+  if (auto comp = find_composite(c.callee)) return composite(kb, c, *comp);
   auto op = parse_op(c.callee);
   if (!op) return err(*c.tok, "unknown operator '", c.callee, "'");
   if (lhs.size() != 1) return err(st, c.callee, " has exactly one output");

@@ -20,6 +20,8 @@
 //   }
 //   output Z, Q
 //
+// At kernel level, the composites of ir/composite.h (rms_norm(X, dim=1), softmax(X, dim=1),
+// attention(Q, K, V)) expand into table ops when parsed; the printer writes the expanded ops.
 // Attribute values: integers, rationals (1/4096), int lists ([2, 8]), maps ({x:1, y:0}), phi.
 // Names are scoped per graph: inside a block graph, input_iterator names a kernel tensor among the
 // op's inputs (the k-th iterator naming a tensor passed twice takes its k-th occurrence); all
