@@ -5,8 +5,6 @@
 namespace mugraph::ir {
 namespace {
 
-std::string fmap_text(int f) { return f == kReplica ? "phi" : std::to_string(f); }
-
 // Node label for a block node (escaped for DOT's quoted strings: no quotes are produced).
 std::string block_label(const BlockGraph& bg, const BlockNode& n) {
   auto out_type = [&]() {
@@ -16,7 +14,7 @@ std::string block_label(const BlockGraph& bg, const BlockNode& n) {
   switch (n.kind) {
     case BlockNodeKind::kInputIterator:
       return "iter #" + std::to_string(n.input_index) + "\\nimap=" + n.imap.to_string() +
-             " fmap=" + fmap_text(n.fmap) + out_type();
+             " fmap=" + map_target_name(n.fmap) + out_type();
     case BlockNodeKind::kCompute:
       return std::string(op_name(n.op)) + out_type();
     case BlockNodeKind::kThreadGraph: {
@@ -25,7 +23,7 @@ std::string block_label(const BlockGraph& bg, const BlockNode& n) {
       return s + out_type();
     }
     case BlockNodeKind::kAccumulator:
-      return "accum fmap=" + fmap_text(n.fmap) + out_type();
+      return "accum fmap=" + map_target_name(n.fmap) + out_type();
     case BlockNodeKind::kOutputSaver:
       return "save omap=" + n.omap.to_string();
   }

@@ -6,8 +6,6 @@
 namespace mugraph::ir {
 namespace {
 
-std::string fmap_text(int f) { return f == kReplica ? "phi" : std::to_string(f); }
-
 template <class G>
 std::string names(const G& g, const std::vector<TensorId>& ids) {
   std::string out;
@@ -50,7 +48,7 @@ void print_block(std::ostream& os, const KernelGraph& kg, const KernelOp& op) {
       case BlockNodeKind::kInputIterator:
         os << ind << names(bg, n.outputs) << " = input_iterator("
            << kg.tensor(op.inputs[static_cast<size_t>(n.input_index)]).name
-           << ", imap=" << n.imap.to_string() << ", fmap=" << fmap_text(n.fmap) << ")\n";
+           << ", imap=" << n.imap.to_string() << ", fmap=" << map_target_name(n.fmap) << ")\n";
         break;
       case BlockNodeKind::kCompute:
         os << ind << names(bg, n.outputs) << " = " << op_call(bg, n.op, n.attrs, n.inputs) << "\n";
@@ -60,7 +58,7 @@ void print_block(std::ostream& os, const KernelGraph& kg, const KernelOp& op) {
         break;
       case BlockNodeKind::kAccumulator:
         os << ind << names(bg, n.outputs) << " = accumulator(" << names(bg, n.inputs)
-           << ", fmap=" << fmap_text(n.fmap) << ")\n";
+           << ", fmap=" << map_target_name(n.fmap) << ")\n";
         break;
       case BlockNodeKind::kOutputSaver:
         os << ind << "output_saver(" << names(bg, n.inputs) << ", omap=" << n.omap.to_string()

@@ -100,6 +100,9 @@ struct Dim3 {
 inline constexpr int kReplica = -1;  // the replica dimension phi of imap/omap/fmap
 inline constexpr const char* kGridDimNames[3] = {"x", "y", "z"};
 
+// A data dim of a map, or "phi" for kReplica.
+inline std::string map_target_name(int d) { return d == kReplica ? "phi" : std::to_string(d); }
+
 // imap / omap: for each grid dimension x, y, z, the data dimension it partitions, or kReplica.
 struct DimMap {
   std::array<int, 3> to{kReplica, kReplica, kReplica};
