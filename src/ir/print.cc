@@ -14,6 +14,15 @@ std::string names(const G& g, const std::vector<TensorId>& ids) {
   return out;
 }
 
+// "  # f16[16, 64]": the types of a statement's results, as a trailing comment.
+template <class G>
+std::string types(const G& g, const std::vector<TensorId>& ids) {
+  std::string out = "  # ";
+  for (size_t i = 0; i < ids.size(); ++i)
+    out += (i ? ", " : "") + g.tensors[static_cast<size_t>(ids[i])].type.to_string();
+  return out;
+}
+
 // "op(a, b, dim=1, group=4)"
 template <class G>
 std::string op_call(const G& g, OpKind op, const OpAttrs& a, const std::vector<TensorId>& ins) {
@@ -30,41 +39,48 @@ std::string op_call(const G& g, OpKind op, const OpAttrs& a, const std::vector<T
 void print_thread(std::ostream& os, const BlockGraph& bg, const BlockNode& n,
                   const std::string& ind) {
   const ThreadGraph& tg = *n.thread;
-  os << ind << names(bg, n.outputs) << " = thread_graph(" << names(bg, n.inputs) << ") {\n";
+  os << ind << names(bg, n.outputs) << " = thread_graph(" << names(bg, n.inputs) << ") {"
+     << types(bg, n.outputs) << "\n";
   for (const ThreadGraph::Node& t : tg.nodes)
     os << ind << "  " << tg.tensors[static_cast<size_t>(t.output)].name << " = "
-       << op_call(tg, t.op, t.attrs, t.inputs) << "\n";
+       << op_call(tg, t.op, t.attrs, t.inputs) << types(tg, {t.output}) << "\n";
   os << ind << "  output " << names(tg, tg.outputs) << "\n" << ind << "}\n";
+}
+
+// One block node as a statement (without indentation and type comment).
+std::string block_stmt(const KernelGraph& kg, const KernelOp& op, const BlockNode& n) {
+  const BlockGraph& bg = *op.block;
+  switch (n.kind) {
+    case BlockNodeKind::kInputIterator:
+      return names(bg, n.outputs) + " = input_iterator(" +
+             kg.tensor(op.inputs[static_cast<size_t>(n.input_index)]).name +
+             ", imap=" + n.imap.to_string() + ", fmap=" + map_target_name(n.fmap) + ")";
+    case BlockNodeKind::kCompute:
+      return names(bg, n.outputs) + " = " + op_call(bg, n.op, n.attrs, n.inputs);
+    case BlockNodeKind::kAccumulator:
+      return names(bg, n.outputs) + " = accumulator(" + names(bg, n.inputs) +
+             ", fmap=" + map_target_name(n.fmap) + ")";
+    case BlockNodeKind::kOutputSaver:
+      return "output_saver(" + names(bg, n.inputs) + ", omap=" + n.omap.to_string() + ")";
+    case BlockNodeKind::kThreadGraph:
+      break;  // multi-line: print_thread
+  }
+  MG_CHECK(false, "thread graphs are printed by print_thread");
 }
 
 void print_block(std::ostream& os, const KernelGraph& kg, const KernelOp& op) {
   const BlockGraph& bg = *op.block;
   os << names(kg, op.outputs) << " = graph_defined(" << names(kg, op.inputs) << ", grid=["
      << bg.grid[0] << ", " << bg.grid[1] << ", " << bg.grid[2] << "], forloop=" << bg.forloop
-     << ") {\n";
-  const std::string ind = "  ";
+     << ") {" << types(kg, op.outputs) << "\n";
   for (const BlockNode& n : bg.nodes) {
-    switch (n.kind) {
-      case BlockNodeKind::kInputIterator:
-        os << ind << names(bg, n.outputs) << " = input_iterator("
-           << kg.tensor(op.inputs[static_cast<size_t>(n.input_index)]).name
-           << ", imap=" << n.imap.to_string() << ", fmap=" << map_target_name(n.fmap) << ")\n";
-        break;
-      case BlockNodeKind::kCompute:
-        os << ind << names(bg, n.outputs) << " = " << op_call(bg, n.op, n.attrs, n.inputs) << "\n";
-        break;
-      case BlockNodeKind::kThreadGraph:
-        print_thread(os, bg, n, ind);
-        break;
-      case BlockNodeKind::kAccumulator:
-        os << ind << names(bg, n.outputs) << " = accumulator(" << names(bg, n.inputs)
-           << ", fmap=" << map_target_name(n.fmap) << ")\n";
-        break;
-      case BlockNodeKind::kOutputSaver:
-        os << ind << "output_saver(" << names(bg, n.inputs) << ", omap=" << n.omap.to_string()
-           << ")\n";
-        break;
+    if (n.kind == BlockNodeKind::kThreadGraph) {
+      print_thread(os, bg, n, "  ");
+      continue;
     }
+    os << "  " << block_stmt(kg, op, n);
+    if (!n.outputs.empty()) os << types(bg, n.outputs);
+    os << "\n";
   }
   os << "}\n";
 }
@@ -76,8 +92,12 @@ std::string print_graph(const KernelGraph& g) {
   for (TensorId id : g.inputs)
     os << "input " << g.tensor(id).name << " : " << g.tensor(id).type.to_string() << "\n";
   for (const KernelOp& op : g.ops) {
-    if (op.graph_defined) print_block(os, g, op);
-    else os << names(g, op.outputs) << " = " << op_call(g, op.op, op.attrs, op.inputs) << "\n";
+    if (op.graph_defined) {
+      print_block(os, g, op);
+      continue;
+    }
+    os << names(g, op.outputs) << " = " << op_call(g, op.op, op.attrs, op.inputs)
+       << types(g, op.outputs) << "\n";
   }
   os << "output " << names(g, g.outputs) << "\n";
   return os.str();
