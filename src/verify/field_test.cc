@@ -1,0 +1,63 @@
+#include "verify/field_test.h"
+
+namespace mugraph::verify {
+namespace {
+
+Status same_interface(const ir::KernelGraph& a, const ir::KernelGraph& b) {
+  if (a.inputs.size() != b.inputs.size() || a.outputs.size() != b.outputs.size())
+    return error("the graphs differ in their number of inputs or outputs");
+  for (size_t i = 0; i < a.inputs.size(); ++i)
+    if (!(a.tensor(a.inputs[i]).type.shape == b.tensor(b.inputs[i]).type.shape))
+      return error("input ", i, " differs in shape");
+  for (size_t i = 0; i < a.outputs.size(); ++i)
+    if (!(a.tensor(a.outputs[i]).type.shape == b.tensor(b.outputs[i]).type.shape))
+      return error("output ", i, " differs in shape");
+  return ok_status();
+}
+
+// Runs `g` in the current field context; the outcome says whether the run was usable.
+FieldTestResult run(const ir::KernelGraph& g, const Tensors<FF>& in, Tensors<FF>& out) {
+  auto r = interpret<FF>(g, in);
+  if (!r.ok()) return {FieldOutcome::kInvalid, r.status().message()};
+  out = std::move(r).value();
+  const FieldContext& c = field_context();
+  if (!c.invalid.empty()) return {FieldOutcome::kInvalid, c.invalid};
+  if (c.zero_divisor) return {FieldOutcome::kInconclusive, "zero divisor met"};
+  return {FieldOutcome::kEqual, ""};
+}
+
+// Two output values agree if their Z_p parts do and, where both still have one, their Z_q parts
+// (a value downstream of an exp has no Z_q part, Table 3).
+bool agree(const FF& a, const FF& b) { return a.p == b.p && (!a.has_q || !b.has_q || a.q == b.q); }
+
+}  // namespace
+
+Tensors<FF> random_field_inputs(const ir::KernelGraph& g, const FieldParams& f, Rng& rng) {
+  Tensors<FF> out;
+  for (ir::TensorId id : g.inputs) {
+    HostTensor<FF> t(g.tensor(id).type.shape, FF{});
+    for (FF& x : t.data) x = random_ff(f, rng);
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+FieldTestResult field_test(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
+                           const FieldParams& f, Rng& rng) {
+  if (Status s = same_interface(ref, cand); !s.ok()) return {FieldOutcome::kInvalid, s.message()};
+  FieldContext ctx(f, random_root_of_unity(f, rng));
+  FieldScope scope(ctx);
+  const Tensors<FF> in = random_field_inputs(ref, f, rng);
+  Tensors<FF> a, b;
+  if (FieldTestResult r = run(ref, in, a); r.outcome != FieldOutcome::kEqual) return r;
+  if (FieldTestResult r = run(cand, in, b); r.outcome != FieldOutcome::kEqual) return r;
+  for (size_t o = 0; o < a.size(); ++o)
+    for (size_t i = 0; i < a[o].data.size(); ++i)
+      if (!agree(a[o].data[i], b[o].data[i]))
+        return {FieldOutcome::kDifferent, "output " + std::to_string(o) + " '" +
+                                              cand.tensor(cand.outputs[o]).name + "' entry " +
+                                              std::to_string(i) + " differs"};
+  return {FieldOutcome::kEqual, ""};
+}
+
+}  // namespace mugraph::verify

@@ -1,0 +1,159 @@
+// Arithmetic over Z_p x Z_q for the random-testing verifier (Mirage §5, Table 3).
+//
+// A value is a pair (x_p, x_q). add/sub/mul/div act on each component in its own field. exp maps
+// the Z_q component into Z_p: exp(x) = (w^x_q mod p, none), where w is a q-th root of unity in
+// Z_p (this needs q | p - 1); the result has no Z_q part, so a second exp on one path has
+// nothing to exponentiate and is reported as invalid (a Lax uGraph never does it).
+//
+// THE PRIMES. q = 2^31 - 1 (a Mersenne prime) and p = 2147483626 q + 1 = 4611685969035264023,
+// the largest prime below 2^62 of the form k q + 1 with p = 3 (mod 4). Products of two values
+// below 2^62 fit in unsigned __int128. Theorem 2's error bound falls as 1/q, so q is as large as
+// a 32-bit exponent allows (Mirage used q = 83, p = 167). Both are = 3 (mod 4) so that sqrt is a
+// power map in each field (below). tests/verify/finite_field_test.cc checks every precondition:
+// primality, q | p - 1, p and q = 3 (mod 4), and that the sampled w has order exactly q.
+//
+// SQRT. sqrt(x) = x^((m+1)/4) in Z_m (m = p or q). For a quadratic residue this is a true square
+// root; for other x it is a root of -x. The map is multiplicative, so it keeps the identities
+// sqrt(x) sqrt(y) = sqrt(x y), sqrt(x / y) = sqrt(x) / sqrt(y) and sqrt(c x) = sqrt(c) sqrt(x)
+// used by the pruning axioms and by rewrites such as moving 1/sqrt(n) out of an RMS. It does
+// NOT keep sqrt(x)^2 = x or sqrt(x^2) = x for all x (each holds only up to sign), so two
+// programs equal only through such a cancellation may be reported different: a false
+// rejection, never a false acceptance.
+//
+// DIVISION BY ZERO. Dividing by a value with a zero component (or a scale factor whose
+// denominator is 0 mod p or q) sets the context's zero_divisor flag and yields 0; a test that
+// met one is inconclusive and must be redrawn, never counted.
+//
+// Non-Lax ops (relu, gelu) have no finite-field meaning: they set the context's invalid message.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "support/rng.h"
+#include "support/status.h"
+#include "verify/arith.h"
+
+namespace mugraph::verify {
+
+inline constexpr uint64_t kDefaultQ = 2147483647ULL;           // 2^31 - 1
+inline constexpr uint64_t kDefaultP = 4611685969035264023ULL;  // 2147483626 q + 1
+
+struct FieldParams {
+  uint64_t p = kDefaultP;
+  uint64_t q = kDefaultQ;
+};
+
+
+// Barrett reduction modulo a fixed m < 2^62: a * b mod m with two inline 64x64->128
+// multiplies and shifts, no division (a 128-bit '%' is a slow library call). With k the bit
+// width of m and mu = floor(2^(2k) / m) < 2^(k+1), the quotient estimate
+// ((x >> (k-1)) * mu) >> (k+1) is at most 2 below the true quotient, so the remainder is < 3m
+// and at most two subtractions fix it. mul_mod_exact is the reference the tests compare with.
+struct Barrett {
+  uint64_t m = 1, mu = 0;
+  int k = 1;
+  Barrett() = default;
+  explicit Barrett(uint64_t modulus)
+      : m(modulus), mu(0), k(64 - __builtin_clzll(modulus)) {
+    mu = static_cast<uint64_t>((static_cast<unsigned __int128>(1) << (2 * k)) / m);
+  }
+  uint64_t mul(uint64_t a, uint64_t b) const {
+    const unsigned __int128 x = static_cast<unsigned __int128>(a) * b;
+    const auto t = static_cast<uint64_t>(x >> (k - 1));
+    const auto qe = static_cast<uint64_t>((static_cast<unsigned __int128>(t) * mu) >> (k + 1));
+    uint64_t r = static_cast<uint64_t>(x) - qe * m;
+    while (r >= m) r -= m;
+    return r;
+  }
+};
+uint64_t mul_mod_exact(uint64_t a, uint64_t b, uint64_t m);
+
+// The params with their Barrett constants, as the hot arithmetic wants them.
+struct PreparedField {
+  uint64_t p, q;
+  Barrett bp, bq;
+  explicit PreparedField(const FieldParams& f) : p(f.p), q(f.q), bp(f.p), bq(f.q) {}
+};
+uint64_t pow_mod(uint64_t a, uint64_t e, uint64_t m);  // exact for any 64-bit m
+// Deterministic Miller-Rabin for all 64-bit n (bases 2..37 suffice below 3.3e24).
+bool is_prime_u64(uint64_t n);
+
+// Ok iff p, q are primes below 2^62, q | p - 1, and p = q = 3 (mod 4); else says which fails.
+Status check_field_params(const FieldParams& f);
+
+// A uniformly random element of order exactly q in Z_p^* (a q-th root of unity other than 1).
+uint64_t random_root_of_unity(const FieldParams& f, Rng& rng);
+
+// The per-thread evaluation context: the field, w, and what went wrong during an evaluation.
+struct FieldContext {
+  FieldContext(const FieldParams& f, uint64_t w) : params(f), prepared(f), omega(w) {}
+  FieldParams params;
+  PreparedField prepared;
+  uint64_t omega = 1;
+  bool zero_divisor = false;
+  std::string invalid;  // first non-Lax event (e.g. "relu is not in the Lax fragment")
+};
+
+// Installs `ctx` as this thread's context for its lifetime (nesting restores the outer one).
+class FieldScope {
+ public:
+  explicit FieldScope(FieldContext& ctx);
+  ~FieldScope();
+  FieldScope(const FieldScope&) = delete;
+  FieldScope& operator=(const FieldScope&) = delete;
+
+ private:
+  FieldContext* prev_;
+};
+
+FieldContext& field_context();  // MG_CHECKs that a FieldScope is active
+
+namespace detail {
+inline thread_local FieldContext* tls_field_context = nullptr;
+// The active field, for the inline operators below (hot loops: no call, no check; a missing
+// FieldScope is caught by field_context() in every non-inline path, e.g. exp and division).
+inline const PreparedField& params() { return tls_field_context->prepared; }
+inline uint64_t add_mod(uint64_t a, uint64_t b, uint64_t m) {
+  const uint64_t s = a + b;
+  return s >= m ? s - m : s;
+}
+inline uint64_t sub_mod(uint64_t a, uint64_t b, uint64_t m) { return a >= b ? a - b : a + (m - b); }
+}  // namespace detail
+
+struct FF {
+  uint64_t p = 0;
+  uint64_t q = 0;
+  bool has_q = true;  // false after exp (Table 3: "-")
+
+  friend FF operator+(const FF& a, const FF& b) {
+    const PreparedField& f = detail::params();
+    return {detail::add_mod(a.p, b.p, f.p), detail::add_mod(a.q, b.q, f.q), a.has_q && b.has_q};
+  }
+  friend FF operator-(const FF& a, const FF& b) {
+    const PreparedField& f = detail::params();
+    return {detail::sub_mod(a.p, b.p, f.p), detail::sub_mod(a.q, b.q, f.q), a.has_q && b.has_q};
+  }
+  friend FF operator*(const FF& a, const FF& b) {
+    const PreparedField& f = detail::params();
+    return {f.bp.mul(a.p, b.p), f.bq.mul(a.q, b.q), a.has_q && b.has_q};
+  }
+  friend FF operator/(const FF& a, const FF& b);
+  bool operator==(const FF& o) const { return p == o.p && q == o.q && has_q == o.has_q; }
+};
+
+// A uniformly random element of Z_p x Z_q.
+FF random_ff(const FieldParams& f, Rng& rng);
+
+template <>
+struct Arith<FF> {
+  static FF zero() { return FF{}; }
+  static FF from_rational(int64_t num, int64_t den);
+  static FF exp(const FF& x);
+  static FF sqrt(const FF& x);
+  static FF silu(const FF& x);  // x / (1 + exp(-x)), exact (Mirage approximated it)
+  static FF relu(const FF& x);  // invalid: not Lax
+  static FF gelu(const FF& x);  // invalid: not Lax
+};
+
+}  // namespace mugraph::verify

@@ -1,0 +1,187 @@
+// The finite field Z_p x Z_q: the constants' preconditions, Table 3's operations on scalars, and
+// one-test equivalence checks of real uGraphs through the shared interpreter.
+#include "test_util.h"
+#include "verify/field_test.h"
+
+namespace mugraph::verify {
+namespace {
+
+using mugraph::testing::example_path;
+using mugraph::testing::parse_ok;
+using mugraph::testing::read_file;
+
+TEST(FiniteField, DefaultPrimesSatisfyEveryPrecondition) {
+  const FieldParams f;
+  EXPECT_TRUE(check_field_params(f).ok()) << check_field_params(f).message();
+  EXPECT_TRUE(is_prime_u64(kDefaultP));
+  EXPECT_TRUE(is_prime_u64(kDefaultQ));
+  EXPECT_EQ((kDefaultP - 1) % kDefaultQ, 0u);
+  EXPECT_EQ(kDefaultP, 2147483626ULL * kDefaultQ + 1);
+  EXPECT_LT(kDefaultP, uint64_t{1} << 62);
+  Rng rng(5);
+  for (int i = 0; i < 20; ++i) {
+    const uint64_t w = random_root_of_unity(f, rng);
+    EXPECT_NE(w, 1u);                        // order > 1 ...
+    EXPECT_EQ(pow_mod(w, f.q, f.p), 1u);     // ... and divides q, a prime: exactly q
+  }
+}
+
+TEST(FiniteField, FastMulModMatchesTheExactOne) {
+  Rng rng(3);
+  for (uint64_t m : {kDefaultP, kDefaultQ, uint64_t{167}, uint64_t{3}, (uint64_t{1} << 62) - 57, (uint64_t{1} << 61) + 1}) {
+    const uint64_t edge[] = {0, 1, m - 1, m - 2, m / 2, m / 2 + 1};
+    for (uint64_t a : edge)
+      for (uint64_t b : edge) EXPECT_EQ(Barrett(m).mul(a, b), mul_mod_exact(a, b, m)) << m;
+    for (int i = 0; i < 100000; ++i) {
+      const uint64_t a = rng.below(m), b = rng.below(m);
+      ASSERT_EQ(Barrett(m).mul(a, b), mul_mod_exact(a, b, m)) << a << " * " << b << " mod " << m;
+    }
+  }
+}
+
+TEST(FiniteField, PrimalityAndParamChecks) {
+  EXPECT_FALSE(is_prime_u64(1));
+  EXPECT_TRUE(is_prime_u64(2));
+  EXPECT_FALSE(is_prime_u64(3215031751ULL));  // strong pseudoprime to bases 2, 3, 5, 7
+  EXPECT_TRUE(is_prime_u64(18446744073709551557ULL));  // largest 64-bit prime
+  EXPECT_TRUE(check_field_params({167, 83}).ok());  // Mirage's pair: valid, only tiny
+  EXPECT_EQ(check_field_params({11, 5}).message(), "p and q must be 3 mod 4 (sqrt as the power map x^((m+1)/4))");
+  EXPECT_EQ(check_field_params({kDefaultP, 83}).message(), "q = 83 does not divide p - 1 = 4611685969035264022");
+  EXPECT_EQ(check_field_params({kDefaultP + 2, kDefaultQ}).message(), "p = 4611685969035264025 is not prime");
+}
+
+class FieldOps : public ::testing::Test {
+ protected:
+  FieldContext ctx{FieldParams{}, 0};
+  Rng rng{9};
+  void SetUp() override { ctx.omega = random_root_of_unity(ctx.params, rng); }
+  FF r() { return random_ff(ctx.params, rng); }
+};
+
+TEST_F(FieldOps, Table3ComponentwiseArithmetic) {
+  FieldScope scope(ctx);
+  const uint64_t p = ctx.params.p, q = ctx.params.q;
+  const FF a = r(), b = r();
+  const FF s = a + b, d = a - b, m = a * b, v = a / b;
+  EXPECT_EQ(s.p, static_cast<uint64_t>((static_cast<unsigned __int128>(a.p) + b.p) % p));
+  EXPECT_EQ(s.q, (a.q + b.q) % q);
+  EXPECT_EQ(d.q, (a.q + q - b.q) % q);
+  EXPECT_EQ(m.p, mul_mod_exact(a.p, b.p, p));
+  EXPECT_EQ(m.q, mul_mod_exact(a.q, b.q, q));
+  EXPECT_EQ((v * b).p, a.p);
+  EXPECT_EQ((v * b).q, a.q);
+  EXPECT_EQ(((a - b) + b), a);
+  EXPECT_FALSE(ctx.zero_divisor);
+  const FF third = Arith<FF>::from_rational(-1, 3);
+  EXPECT_EQ((third * Arith<FF>::from_rational(3, 1)).p, p - 1);
+}
+
+TEST_F(FieldOps, ExpMapsZqIntoZpAndDropsTheZqPart) {
+  FieldScope scope(ctx);
+  const FF a = r(), b = r();
+  const FF ea = Arith<FF>::exp(a);
+  EXPECT_EQ(ea.p, pow_mod(ctx.omega, a.q, ctx.params.p));
+  EXPECT_FALSE(ea.has_q);
+  EXPECT_EQ((Arith<FF>::exp(a) * Arith<FF>::exp(b)).p, Arith<FF>::exp(a + b).p);  // e^a e^b = e^(a+b)
+  EXPECT_TRUE(ctx.invalid.empty());
+  (void)Arith<FF>::exp(ea);  // a second exp on one path
+  EXPECT_NE(ctx.invalid.find("two exps on one path"), std::string::npos);
+}
+
+TEST_F(FieldOps, SqrtIsMultiplicativeAndARootOfResidues) {
+  FieldScope scope(ctx);
+  for (int i = 0; i < 50; ++i) {
+    const FF a = r(), b = r();
+    const FF lhs = Arith<FF>::sqrt(a) * Arith<FF>::sqrt(b), rhs = Arith<FF>::sqrt(a * b);
+    EXPECT_EQ(lhs, rhs);
+    const FF sq = a * a;  // a residue: sqrt(sq)^2 == sq
+    EXPECT_EQ(Arith<FF>::sqrt(sq) * Arith<FF>::sqrt(sq), sq);
+  }
+}
+
+TEST_F(FieldOps, SiluIsExactAndNonLaxOpsAreInvalid) {
+  FieldScope scope(ctx);
+  const FF a = r();
+  const FF one = Arith<FF>::from_rational(1, 1);
+  EXPECT_EQ(Arith<FF>::silu(a).p, (a / (one + Arith<FF>::exp(Arith<FF>::zero() - a))).p);
+  EXPECT_TRUE(ctx.invalid.empty());
+  (void)Arith<FF>::relu(a);
+  EXPECT_EQ(ctx.invalid, "relu is not in the Lax fragment");
+}
+
+TEST_F(FieldOps, ZeroDivisorsAreFlagged) {
+  FieldScope scope(ctx);
+  (void)(r() / Arith<FF>::zero());
+  EXPECT_TRUE(ctx.zero_divisor);
+}
+
+TEST(FieldTest, NonLaxAndMismatchedGraphsAreInvalid) {
+  Rng rng(1);
+  ir::KernelGraph relu = parse_ok("input X : f32[4]\nY = relu(X)\noutput Y\n");
+  ir::KernelGraph twoexp = parse_ok("input X : f32[4]\nE = exp(X)\nY = exp(E)\noutput Y\n");
+  ir::KernelGraph other = parse_ok("input X : f32[5]\nY = neg(X)\noutput Y\n");
+  EXPECT_EQ(field_test(relu, relu, {}, rng).outcome, FieldOutcome::kInvalid);
+  FieldTestResult r = field_test(twoexp, twoexp, {}, rng);
+  EXPECT_EQ(r.outcome, FieldOutcome::kInvalid);
+  EXPECT_NE(r.detail.find("two exps"), std::string::npos);
+  EXPECT_EQ(field_test(relu, other, {}, rng).detail, "input 0 differs in shape");
+}
+
+TEST(FieldTest, DivisionByAnInputZeroIsInconclusiveNotEqual) {
+  // 0 is drawn with probability 1/p per entry; force it with a difference of equal inputs.
+  Rng rng(1);
+  ir::KernelGraph g = parse_ok("input X : f32[4]\nZ = sub(X, X)\nY = div(X, Z)\noutput Y\n");
+  EXPECT_EQ(field_test(g, g, {}, rng).outcome, FieldOutcome::kInconclusive);
+}
+
+// One field test of a hand-optimized example against its program, and of a mutant.
+FieldOutcome test_pair(const std::string& ref_text, const std::string& cand_text, uint64_t seed) {
+  Rng rng(seed);
+  return field_test(parse_ok(ref_text), parse_ok(cand_text), {}, rng).outcome;
+}
+
+TEST(FieldTest, IdentitiesHoldExactly) {
+  const std::string in = "input A : f32[3, 4]\ninput B : f32[3, 4]\ninput C : f32[4, 2]\n";
+  // exp(a) exp(b) = exp(a + b)
+  EXPECT_EQ(test_pair(in + "x = exp(A)\ny = exp(B)\nO = mul(x, y)\noutput O\n",
+                      in + "s = add(A, B)\nO = exp(s)\noutput O\n", 1),
+            FieldOutcome::kEqual);
+  // (A + B) C = A C + B C
+  EXPECT_EQ(test_pair(in + "s = add(A, B)\nO = matmul(s, C)\noutput O\n",
+                      in + "x = matmul(A, C)\ny = matmul(B, C)\nO = add(x, y)\noutput O\n", 2),
+            FieldOutcome::kEqual);
+  // A / B is not B / A
+  EXPECT_EQ(test_pair(in + "O = div(A, B)\noutput O\n", in + "O = div(B, A)\noutput O\n", 3),
+            FieldOutcome::kDifferent);
+}
+
+TEST(FieldTest, HandOptimizedExamplesPassAndMutantsFail) {
+  const std::string lora = read_file(example_path("lora"));
+  const std::string lora_cm = read_file(example_path("lora.concat_matmul"));
+  EXPECT_EQ(test_pair(lora, lora_cm, 1), FieldOutcome::kEqual);
+  std::string doubled = lora_cm;  // X W + 2 (X A) B
+  doubled.replace(doubled.find("T = matmul(X, A)"), 16, "T0 = matmul(X, A)\nT = scale(T0, factor=2)");
+  EXPECT_EQ(test_pair(lora, doubled, 2), FieldOutcome::kDifferent);
+  const std::string gqa = read_file(example_path("gqa"));
+  EXPECT_EQ(test_pair(gqa, read_file(example_path("gqa.flash_decoding")), 4), FieldOutcome::kEqual);
+  EXPECT_EQ(test_pair(read_file(example_path("rms_norm_matmul")),
+                      read_file(example_path("rms_norm_matmul.fused")), 5),
+            FieldOutcome::kEqual);
+}
+
+TEST(FieldTest, TinyConstantChangesAreCaught) {
+  // An RMS over 4095 instead of 4096 elements changes the result by 1.2e-4 relative, below a
+  // typical float tolerance; over the field it is simply different.
+  const std::string in = "input X : f32[2, 4096]\n";
+  const std::string tail = "r = sqrt(m)\nY = div(X, r)\noutput Y\n";
+  const std::string sums = "q = square(X)\ns = sum(q, dim=1, group=4096)\n";
+  EXPECT_EQ(test_pair(in + sums + "m = scale(s, factor=1/4096)\n" + tail,
+                      in + sums + "m = scale(s, factor=1/4096)\n" + tail, 6),
+            FieldOutcome::kEqual);
+  EXPECT_EQ(test_pair(in + sums + "m = scale(s, factor=1/4096)\n" + tail,
+                      in + sums + "m = scale(s, factor=1/4095)\n" + tail, 6),
+            FieldOutcome::kDifferent);
+}
+
+}  // namespace
+}  // namespace mugraph::verify
