@@ -8,6 +8,7 @@
 #include "ir/json.h"
 #include "ir/text.h"
 #include "support/rng.h"
+#include "verify/interface.h"
 #include "verify/interpret.h"
 #include "verify/random_inputs.h"
 
@@ -91,28 +92,6 @@ OutputSummary summarize(const ir::Tensor& t, const std::vector<double>& v) {
   return s;
 }
 
-Status same_interface(const ir::KernelGraph& a, const ir::KernelGraph& b) {
-  if (a.inputs.size() != b.inputs.size())
-    return error("the graphs have ", a.inputs.size(), " and ", b.inputs.size(), " inputs");
-  for (size_t i = 0; i < a.inputs.size(); ++i) {
-    const ir::Tensor& x = a.tensor(a.inputs[i]);
-    const ir::Tensor& y = b.tensor(b.inputs[i]);
-    if (x.name != y.name || x.type.dtype != y.type.dtype || !(x.type.shape == y.type.shape))
-      return error("input ", i, " differs: '", x.name, "' ", x.type.to_string(), " vs '", y.name,
-                   "' ", y.type.to_string());
-  }
-  if (a.outputs.size() != b.outputs.size())
-    return error("the graphs have ", a.outputs.size(), " and ", b.outputs.size(), " outputs");
-  for (size_t i = 0; i < a.outputs.size(); ++i) {
-    const ir::Tensor& x = a.tensor(a.outputs[i]);
-    const ir::Tensor& y = b.tensor(b.outputs[i]);
-    if (!(x.type.shape == y.type.shape))
-      return error("output ", i, " differs in shape: '", x.name, "' ", x.type.shape.to_string(),
-                   " vs '", y.name, "' ", y.type.shape.to_string());
-  }
-  return ok_status();
-}
-
 }  // namespace
 
 Result<std::vector<OutputSummary>> run_graph(const ir::KernelGraph& g, uint64_t seed, Precision p) {
@@ -124,7 +103,7 @@ Result<std::vector<OutputSummary>> run_graph(const ir::KernelGraph& g, uint64_t 
 
 Result<std::vector<OutputDiff>> compare_graphs(const ir::KernelGraph& a, const ir::KernelGraph& b,
                                                uint64_t seed, Precision p) {
-  MG_RETURN_IF_ERROR(same_interface(a, b));
+  MG_RETURN_IF_ERROR(verify::check_same_interface(a, b));
   MG_ASSIGN_OR_RETURN(auto va, run_values(a, seed, p));
   MG_ASSIGN_OR_RETURN(auto vb, run_values(b, seed, p));
   std::vector<OutputDiff> out;

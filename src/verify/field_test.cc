@@ -1,19 +1,9 @@
 #include "verify/field_test.h"
 
+#include "verify/interface.h"
+
 namespace mugraph::verify {
 namespace {
-
-Status same_interface(const ir::KernelGraph& a, const ir::KernelGraph& b) {
-  if (a.inputs.size() != b.inputs.size() || a.outputs.size() != b.outputs.size())
-    return error("the graphs differ in their number of inputs or outputs");
-  for (size_t i = 0; i < a.inputs.size(); ++i)
-    if (!(a.tensor(a.inputs[i]).type.shape == b.tensor(b.inputs[i]).type.shape))
-      return error("input ", i, " differs in shape");
-  for (size_t i = 0; i < a.outputs.size(); ++i)
-    if (!(a.tensor(a.outputs[i]).type.shape == b.tensor(b.outputs[i]).type.shape))
-      return error("output ", i, " differs in shape");
-  return ok_status();
-}
 
 // Runs `g` in the current field context; the outcome says whether the run was usable.
 FieldTestResult run(const ir::KernelGraph& g, const Tensors<FF>& in, Tensors<FF>& out) {
@@ -44,7 +34,7 @@ Tensors<FF> random_field_inputs(const ir::KernelGraph& g, const FieldParams& f, 
 
 FieldTestResult field_test(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
                            const FieldParams& f, Rng& rng) {
-  if (Status s = same_interface(ref, cand); !s.ok()) return {FieldOutcome::kInvalid, s.message()};
+  if (Status s = check_same_interface(ref, cand); !s.ok()) return {FieldOutcome::kInvalid, s.message()};
   FieldContext ctx(f, random_root_of_unity(f, rng));
   FieldScope scope(ctx);
   const Tensors<FF> in = random_field_inputs(ref, f, rng);
