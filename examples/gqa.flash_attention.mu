@@ -8,7 +8,8 @@ O = graph_defined(Q, K, V, grid=[2, 4, 1], forloop=32) {
   q = input_iterator(Q, imap={x:0, y:1}, fmap=phi)   # [1, 64, 64], same in every iteration
   k = input_iterator(K, imap={x:0}, fmap=2)          # [1, 64, 128]
   v = input_iterator(V, imap={x:0}, fmap=1)          # [1, 128, 64]
-  s = matmul(q, k)                                   # [1, 64, 128]
+  qk = matmul(q, k)                                   # [1, 64, 128]
+  s = scale(qk, factor=1/8)
   e = exp(s)
   d = sum(e, dim=2, group=128)                       # [1, 64, 1]
   n = matmul(e, v)                                   # [1, 64, 64]

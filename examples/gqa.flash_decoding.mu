@@ -9,7 +9,8 @@ NP, DP = graph_defined(Q, K, V, grid=[2, 8, 2], forloop=8) {
   q = input_iterator(Q, imap={x:0, z:1}, fmap=phi)   # [1, 128, 64]
   k = input_iterator(K, imap={x:0, y:2}, fmap=2)     # [1, 64, 64] (split of 512, tile of 64)
   v = input_iterator(V, imap={x:0, y:1}, fmap=1)     # [1, 64, 64]
-  s = matmul(q, k)                                   # [1, 128, 64]
+  qk = matmul(q, k)                                   # [1, 128, 64]
+  s = scale(qk, factor=1/8)
   e = exp(s)
   d = sum(e, dim=2, group=64)                        # [1, 128, 1]
   n = matmul(e, v)                                   # [1, 128, 64]

@@ -1,6 +1,7 @@
-// mugraph command-line tool: check, run, compare and draw uGraphs.
+// mugraph command-line tool: check, run, compare, verify and draw uGraphs.
 // Exit codes: 0 ok, 1 user error (bad file, invalid uGraph), 2 internal error,
-// 3 `compare` ran but the graphs differ beyond the tolerance.
+// 3 `compare` found a difference / `verify` rejected the candidate, 4 `verify` could not prove
+// equivalence (not Lax, no bound, inconclusive) nor refute it.
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <fstream>
@@ -15,7 +16,7 @@ namespace {
 
 using namespace mugraph;
 
-constexpr int kUserError = 1, kInternalError = 2, kMismatch = 3;
+constexpr int kUserError = 1, kInternalError = 2, kMismatch = 3, kUnproved = 4;
 
 struct Options {
   std::string file, file_b, target = "h100", out, precision = "double";
@@ -24,6 +25,8 @@ struct Options {
   // Default tolerance of `compare`: 1e-9 relative in double. Reorderings of sums (what fused
   // kernels do) change results by ~1e-15 relative in double; real mistakes give O(1).
   double tol = 1e-9;
+  double delta = 1e-9;
+  bool screen = false;
 };
 
 int fail(const Status& s) {
@@ -93,6 +96,31 @@ int cmd_compare(const Options& o) {
   return same ? 0 : kMismatch;
 }
 
+int cmd_verify(const Options& o) {
+  auto a = load_valid(o.file, o.target);
+  if (!a.ok()) return fail(a.status());
+  auto b = load_valid(o.file_b, o.target);
+  if (!b.ok()) return fail(b.status());
+  if (!(o.delta > 0 && o.delta < 1)) return fail(error("--delta must be in (0, 1), got ", o.delta));
+  verify::VerifyOptions vo;
+  vo.mode = o.screen ? verify::Mode::kScreen : verify::Mode::kCertify;
+  vo.delta = o.delta;
+  vo.seed = o.seed;
+  auto v = driver::verify_graphs(*a, *b, vo);
+  if (!v.ok()) return fail(v.status().with_context(o.file + " vs " + o.file_b + ": "));
+  std::cout << verify::format_verdict(*v, *a, *b);
+  switch (v->kind) {
+    case verify::VerdictKind::kVerified: return 0;
+    case verify::VerdictKind::kPassed: return o.screen ? 0 : kUnproved;
+    case verify::VerdictKind::kNotEquivalent:
+    case verify::VerdictKind::kUnstable: return kMismatch;
+    case verify::VerdictKind::kUnproved:
+    case verify::VerdictKind::kInconclusive: return kUnproved;
+    case verify::VerdictKind::kError: return kUserError;
+  }
+  return kInternalError;
+}
+
 int cmd_dot(const Options& o) {
   auto g = load_valid(o.file, o.target);
   if (!g.ok()) return fail(g.status());
@@ -110,7 +138,8 @@ int cmd_dot(const Options& o) {
 
 int main(int argc, char** argv) {
   CLI::App app{"mugraph: a multi-level superoptimizer for tensor programs.\n"
-               "Exit codes: 0 ok, 1 user error, 2 internal error, 3 compare found a difference."};
+               "Exit codes: 0 ok, 1 user error, 2 internal error, 3 compare found a difference or\n"
+               "verify rejected the candidate, 4 verify could neither prove nor refute."};
   app.require_subcommand(1);
   Options o;
   const std::string targets = "target whose limits validate the graph: a100, h100, h200, cpu";
@@ -129,6 +158,13 @@ int main(int argc, char** argv) {
     c->add_option("--precision", o.precision, "double (default) or float");
     c->add_option("--target", o.target, targets);
   }
+  auto* ver = app.add_subcommand("verify", "prove (probabilistically) that CAND computes what REF does");
+  ver->add_option("REF", o.file, "reference uGraph (the program)")->required();
+  ver->add_option("CAND", o.file_b, "candidate uGraph")->required();
+  ver->add_option("--delta", o.delta, "certify: bound on wrongly accepting (default 1e-9)");
+  ver->add_option("--seed", o.seed, "random seed (default 0)");
+  ver->add_flag("--screen", o.screen, "one cheap test on sampled output entries (what the search uses)");
+  ver->add_option("--target", o.target, targets);
   auto* dot = app.add_subcommand("dot", "print the uGraph as Graphviz DOT");
   dot->add_option("FILE", o.file, "uGraph (text or JSON)")->required();
   dot->add_option("-o,--out", o.out, "write to this file instead of stdout");
@@ -142,6 +178,7 @@ int main(int argc, char** argv) {
     if (*check) return cmd_check(o);
     if (*run) return cmd_run(o);
     if (*cmp) return cmd_compare(o);
+    if (*ver) return cmd_verify(o);
     if (*dot) return cmd_dot(o);
   } catch (const std::exception& e) {
     std::cerr << "mugraph: " << e.what() << "\n";

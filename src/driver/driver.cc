@@ -126,4 +126,11 @@ Result<std::vector<OutputDiff>> compare_graphs(const ir::KernelGraph& a, const i
   return out;
 }
 
+Result<verify::Verdict> verify_graphs(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
+                                      const verify::VerifyOptions& o) {
+  MG_RETURN_IF_ERROR(check_interpretable(ref));
+  MG_RETURN_IF_ERROR(check_interpretable(cand));
+  return verify::check(ref, cand, o);
+}
+
 }  // namespace mugraph::driver

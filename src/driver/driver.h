@@ -9,6 +9,7 @@
 #include "ir/graph.h"
 #include "ir/memory.h"
 #include "target/target.h"
+#include "verify/verifier.h"
 
 namespace mugraph::driver {
 
@@ -51,5 +52,10 @@ struct OutputDiff {
 // dtypes, shapes, in order) and the same number of outputs with equal shapes.
 Result<std::vector<OutputDiff>> compare_graphs(const ir::KernelGraph& a, const ir::KernelGraph& b,
                                                uint64_t seed, Precision p);
+
+// Checks that `cand` computes what `ref` computes (verify/verifier.h: screen or certify), after
+// making sure both fit in this machine's memory.
+Result<verify::Verdict> verify_graphs(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
+                                      const verify::VerifyOptions& o);
 
 }  // namespace mugraph::driver

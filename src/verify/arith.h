@@ -2,13 +2,33 @@
 // Arith<T> below; a new number type (the finite field of the verifier) specializes Arith.
 #pragma once
 
+#include <bit>
 #include <cmath>
 #include <cstdint>
+
+#include "ir/types.h"
 
 namespace mugraph::verify {
 
 template <class T>
 struct Arith;
+
+// x rounded (to nearest, ties to even) to what a tensor of type `dt` stores: the float run of
+// the verifier's float check emulates f16/bf16 storage this way (compute stays in float, as on
+// GPUs, where half tensors are loaded to float registers and rounded when written back).
+inline float round_to_storage(float x, ir::DType dt) {
+  switch (dt) {
+    case ir::DType::kF32: return x;
+    case ir::DType::kF16: return static_cast<float>(static_cast<_Float16>(x));
+    case ir::DType::kBF16: {
+      if (std::isnan(x)) return x;
+      uint32_t b = std::bit_cast<uint32_t>(x);
+      b = (b + 0x7fffu + ((b >> 16) & 1u)) & 0xffff0000u;
+      return std::bit_cast<float>(b);
+    }
+  }
+  return x;
+}
 
 // Real arithmetic in double or float. The element-wise functions are the IR's definitions:
 // silu(x) = x / (1 + exp(-x)); gelu(x) = x * Phi(x) with the exact normal CDF (erf form).
@@ -25,9 +45,17 @@ struct RealArith {
   static F gelu(F x) { return F(0.5) * x * (F(1) + std::erf(x / std::sqrt(F(2)))); }
 };
 
+// store(x, dt): the value a stored tensor of type dt holds. The float64 reference and the
+// finite field keep every value exact; float32 rounds half-typed tensors (see above).
 template <>
-struct Arith<double> : RealArith<double> {};
+struct Arith<double> : RealArith<double> {
+  static constexpr bool kRoundsStorage = false;
+  static double store(double x, ir::DType) { return x; }
+};
 template <>
-struct Arith<float> : RealArith<float> {};
+struct Arith<float> : RealArith<float> {
+  static constexpr bool kRoundsStorage = true;
+  static float store(float x, ir::DType dt) { return round_to_storage(x, dt); }
+};
 
 }  // namespace mugraph::verify

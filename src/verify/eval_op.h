@@ -75,6 +75,17 @@ T binary(ir::OpKind op, const T& x, const T& y) {
   MG_CHECK(false, "not a binary op: " << ir::op_name(op));
 }
 
+// out += a b for row-major m x k and k x n blocks: the generic loop (number types with a faster
+// one, like the finite field, overload matmul_block in their own namespace).
+template <class T>
+void matmul_block(const T* pa, const T* pb, T* po, int64_t m, int64_t k, int64_t n) {
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t p = 0; p < k; ++p) {
+      const T av = pa[i * k + p];
+      for (int64_t j = 0; j < n; ++j) po[i * n + j] = po[i * n + j] + av * pb[p * n + j];
+    }
+}
+
 // out[..., m, n] += a[..., m, k] * b[..., k, n] with batch dims broadcast.
 template <class T>
 void matmul_acc(const HostTensor<T>& a, const HostTensor<T>& b, HostTensor<T>& out) {
@@ -96,11 +107,7 @@ void matmul_acc(const HostTensor<T>& a, const HostTensor<T>& b, HostTensor<T>& o
     const T* pa = a.data.data() + off[0] * m * k;
     const T* pb = b.data.data() + off[1] * k * n;
     T* po = out.data.data() + bi * m * n;
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t p = 0; p < k; ++p) {
-        const T av = pa[i * k + p];
-        for (int64_t j = 0; j < n; ++j) po[i * n + j] = po[i * n + j] + av * pb[p * n + j];
-      }
+    matmul_block(pa, pb, po, m, k, n);
   });
 }
 

@@ -11,15 +11,31 @@ uint64_t reduce(int64_t x, uint64_t m) {
   return m - 1 - r;
 }
 
-uint64_t inv_mod(uint64_t a, uint64_t m) { return pow_mod(a, m - 2, m); }  // Fermat, m prime
-
-// Records a zero divisor and returns 0.
-uint64_t checked_div(uint64_t a, uint64_t b, uint64_t m) {
+// a / b in Z_m via Fermat's inverse b^(m-2); records a zero divisor and returns 0 when b = 0.
+uint64_t checked_div(uint64_t a, uint64_t b, const Barrett& bm) {
   if (b == 0) {
     field_context().zero_divisor = true;
     return 0;
   }
-  return mul_mod_exact(a, inv_mod(b, m), m);
+  return bm.mul(a, pow_barrett(b, bm.m - 2, bm));
+}
+
+// splitmix64's output function: a bijective 64-bit mixer.
+uint64_t mix(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+// A uniform value below m (< 2^62) from hash h: take the low bits of m's width, redraw above m.
+uint64_t hashed_below(uint64_t h, uint64_t m) {
+  const int bits = 64 - __builtin_clzll(m);
+  const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
+  for (uint64_t c = 1;; ++c) {
+    const uint64_t v = h & mask;
+    if (v < m) return v;
+    h = mix(h + c * 0x9e3779b97f4a7c15ULL);
+  }
 }
 
 FF invalid(const char* what) {
@@ -32,6 +48,13 @@ FF invalid(const char* what) {
 
 uint64_t mul_mod_exact(uint64_t a, uint64_t b, uint64_t m) {
   return static_cast<uint64_t>(static_cast<unsigned __int128>(a) * b % m);
+}
+
+uint64_t pow_barrett(uint64_t a, uint64_t e, const Barrett& b) {
+  uint64_t r = 1 % b.m;
+  for (; e; e >>= 1, a = b.mul(a, a))
+    if (e & 1) r = b.mul(r, a);
+  return r;
 }
 
 uint64_t pow_mod(uint64_t a, uint64_t e, uint64_t m) {
@@ -83,6 +106,31 @@ uint64_t random_root_of_unity(const FieldParams& f, Rng& rng) {
   }
 }
 
+FieldContext::FieldContext(const FieldParams& f, uint64_t w, SqrtMode mode, uint64_t oracle_seed)
+    : params(f), prepared(f), omega(w), sqrt_mode(mode) {
+  if (mode == SqrtMode::kFreshVariable) oracle = std::make_unique<SqrtOracle>(oracle_seed);
+  // w^lo for lo < 2^16 and w^(hi 2^16) for hi 2^16 < q.
+  const Barrett& bp = prepared.bp;
+  const uint64_t nhi = (f.q >> 16) + 1;
+  omega_lo.resize(uint64_t{1} << 16);
+  omega_hi.resize(nhi);
+  uint64_t x = 1;
+  for (uint64_t& v : omega_lo) v = x, x = bp.mul(x, w % f.p);
+  const uint64_t step = x;  // w^(2^16)
+  x = 1;
+  for (uint64_t& v : omega_hi) v = x, x = bp.mul(x, step);
+}
+
+uint64_t FieldContext::omega_pow(uint64_t x) const {
+  return prepared.bp.mul(omega_hi[x >> 16], omega_lo[x & 0xffff]);
+}
+
+FF SqrtOracle::root(const FF& x, const FieldParams& f) {
+  auto [it, fresh] = table_.try_emplace({x.p, x.has_q ? x.q : 0, x.has_q});
+  if (fresh) it->second = {rng_.below(f.p), rng_.below(f.q)};
+  return {it->second.first, x.has_q ? it->second.second : 0, x.has_q};
+}
+
 FieldScope::FieldScope(FieldContext& ctx) : prev_(detail::tls_field_context) {
   detail::tls_field_context = &ctx;
 }
@@ -94,12 +142,52 @@ FieldContext& field_context() {
 }
 
 FF operator/(const FF& a, const FF& b) {
-  const FieldParams& f = field_context().params;
+  const PreparedField& f = field_context().prepared;
   const bool has_q = a.has_q && b.has_q;
-  return {checked_div(a.p, b.p, f.p), has_q ? checked_div(a.q, b.q, f.q) : 0, has_q};
+  return {checked_div(a.p, b.p, f.bp), has_q ? checked_div(a.q, b.q, f.bq) : 0, has_q};
 }
 
 FF random_ff(const FieldParams& f, Rng& rng) { return {rng.below(f.p), rng.below(f.q), true}; }
+
+FF hashed_ff(const FieldParams& f, uint64_t key, uint64_t stream, uint64_t index) {
+  const uint64_t h = mix(mix(mix(key) ^ stream) ^ index);
+  return {hashed_below(h, f.p), hashed_below(mix(h ^ 0x5851f42d4c957f2dULL), f.q), true};
+}
+
+void matmul_block(const FF* a, const FF* b, FF* out, int64_t m, int64_t k, int64_t n) {
+  const PreparedField& f = detail::params();
+  constexpr int64_t kLazy = 15;  // 15 (m-1)^2 + m < 2^128 for m < 2^62
+  std::vector<unsigned __int128> ap(static_cast<size_t>(n)), aq(static_cast<size_t>(n));
+  std::vector<char> colq(static_cast<size_t>(n), 1);
+  for (int64_t t = 0; t < k; ++t)
+    for (int64_t j = 0; j < n; ++j) colq[static_cast<size_t>(j)] &= b[t * n + j].has_q;
+  for (int64_t i = 0; i < m; ++i) {
+    std::fill(ap.begin(), ap.end(), 0);
+    std::fill(aq.begin(), aq.end(), 0);
+    bool rowq = true;
+    for (int64_t t = 0; t < k; ++t) {
+      const FF& x = a[i * k + t];
+      rowq &= x.has_q;
+      const FF* brow = b + t * n;
+      for (int64_t j = 0; j < n; ++j) {
+        ap[static_cast<size_t>(j)] += static_cast<unsigned __int128>(x.p) * brow[j].p;
+        aq[static_cast<size_t>(j)] += static_cast<unsigned __int128>(x.q) * brow[j].q;
+      }
+      if ((t + 1) % kLazy == 0)
+        for (int64_t j = 0; j < n; ++j) {
+          ap[static_cast<size_t>(j)] = reduce_u128(ap[static_cast<size_t>(j)], f.bp, f.r64p);
+          aq[static_cast<size_t>(j)] = reduce_u128(aq[static_cast<size_t>(j)], f.bq, f.r64q);
+        }
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      FF& o = out[i * n + j];
+      const bool hq = o.has_q && rowq && colq[static_cast<size_t>(j)];
+      o = {detail::add_mod(o.p, reduce_u128(ap[static_cast<size_t>(j)], f.bp, f.r64p), f.p),
+           hq ? detail::add_mod(o.q, reduce_u128(aq[static_cast<size_t>(j)], f.bq, f.r64q), f.q) : 0,
+           hq};
+    }
+  }
+}
 
 FF Arith<FF>::from_rational(int64_t num, int64_t den) {
   const FieldParams& f = field_context().params;
@@ -108,13 +196,15 @@ FF Arith<FF>::from_rational(int64_t num, int64_t den) {
 
 FF Arith<FF>::exp(const FF& x) {
   if (!x.has_q) return invalid("exp of a value with no Z_q part: two exps on one path (not Lax)");
-  const FieldContext& c = field_context();
-  return {pow_mod(c.omega, x.q, c.params.p), 0, false};
+  return {field_context().omega_pow(x.q), 0, false};
 }
 
 FF Arith<FF>::sqrt(const FF& x) {
-  const FieldParams& f = field_context().params;
-  return {pow_mod(x.p, (f.p + 1) / 4, f.p), x.has_q ? pow_mod(x.q, (f.q + 1) / 4, f.q) : 0, x.has_q};
+  FieldContext& c = field_context();
+  if (c.sqrt_mode == SqrtMode::kFreshVariable) return c.oracle->root(x, c.params);
+  const PreparedField& f = c.prepared;
+  return {pow_barrett(x.p, (f.p + 1) / 4, f.bp), x.has_q ? pow_barrett(x.q, (f.q + 1) / 4, f.bq) : 0,
+          x.has_q};
 }
 
 FF Arith<FF>::silu(const FF& x) { return x / (from_rational(1, 1) + exp(zero() - x)); }

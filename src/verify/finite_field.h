@@ -24,11 +24,27 @@
 // denominator is 0 mod p or q) sets the context's zero_divisor flag and yields 0; a test that
 // met one is inconclusive and must be redrawn, never counted.
 //
+// SQRT AS A FRESH VARIABLE (SqrtMode::kFreshVariable, used by the certify mode). Theorem 2
+// covers +, -, *, / and exp only, and the power map above is a polynomial of degree ~p/4, so
+// no useful bound follows for it (worse: sqrt(c^2 x) evaluates to chi(c) c sqrt(x) with chi the
+// Legendre symbol, so a sign error on a constant whose chi(c) = -1 is never caught). In this mode
+// sqrt(x) is a lazily sampled uniformly random function of the value x, shared by the two
+// programs of one test: equal radicands get equal roots, and each distinct radicand gets a fresh
+// uniform (Z_p, Z_q) value. A program is then a rational function of its inputs and of one new
+// variable per radicand; two programs that differ over the reals differ as such functions (put
+// the real roots back in), so Theorem 2 applies with the roots as extra inputs, plus the chance
+// that two different radicands collide (verify/lax.h counts it). The price: sqrt(x) sqrt(y) =
+// sqrt(x y) no longer holds, so a candidate equal only through that identity is not certified.
+//
 // Non-Lax ops (relu, gelu) have no finite-field meaning: they set the context's invalid message.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "support/rng.h"
 #include "support/status.h"
@@ -43,6 +59,8 @@ struct FieldParams {
   uint64_t p = kDefaultP;
   uint64_t q = kDefaultQ;
 };
+
+enum class SqrtMode { kPowerMap, kFreshVariable };  // see SQRT above
 
 
 // Barrett reduction modulo a fixed m < 2^62: a * b mod m with two inline 64x64->128
@@ -68,12 +86,23 @@ struct Barrett {
   }
 };
 uint64_t mul_mod_exact(uint64_t a, uint64_t b, uint64_t m);
+// a^e mod m with the Barrett multiply (a < m).
+uint64_t pow_barrett(uint64_t a, uint64_t e, const Barrett& b);
+// x mod m for any 128-bit x, with 2^64 mod m precomputed as r64 (used by lazy accumulation).
+inline uint64_t reduce_u128(unsigned __int128 x, const Barrett& b, uint64_t r64) {
+  const uint64_t hi = static_cast<uint64_t>(x >> 64) % b.m, lo = static_cast<uint64_t>(x) % b.m;
+  const uint64_t t = b.mul(hi, r64) + lo;  // both < m < 2^62: no overflow
+  return t >= b.m ? t - b.m : t;
+}
 
 // The params with their Barrett constants, as the hot arithmetic wants them.
 struct PreparedField {
   uint64_t p, q;
   Barrett bp, bq;
-  explicit PreparedField(const FieldParams& f) : p(f.p), q(f.q), bp(f.p), bq(f.q) {}
+  uint64_t r64p, r64q;  // 2^64 mod p, 2^64 mod q
+  explicit PreparedField(const FieldParams& f)
+      : p(f.p), q(f.q), bp(f.p), bq(f.q), r64p((~uint64_t{0} % f.p + 1) % f.p),
+        r64q((~uint64_t{0} % f.q + 1) % f.q) {}
 };
 uint64_t pow_mod(uint64_t a, uint64_t e, uint64_t m);  // exact for any 64-bit m
 // Deterministic Miller-Rabin for all 64-bit n (bases 2..37 suffice below 3.3e24).
@@ -85,14 +114,36 @@ Status check_field_params(const FieldParams& f);
 // A uniformly random element of order exactly q in Z_p^* (a q-th root of unity other than 1).
 uint64_t random_root_of_unity(const FieldParams& f, Rng& rng);
 
-// The per-thread evaluation context: the field, w, and what went wrong during an evaluation.
+struct FF;
+
+// The random function behind fresh-variable sqrt: a table from radicand to root, filled on
+// demand from its own generator (so the values depend only on the seed and the order in which
+// distinct radicands are first met; evaluation is single-threaded, so that order is fixed).
+class SqrtOracle {
+ public:
+  explicit SqrtOracle(uint64_t seed) : rng_(seed) {}
+  FF root(const FF& x, const FieldParams& f);
+  size_t size() const { return table_.size(); }
+
+ private:
+  Rng rng_;
+  std::map<std::tuple<uint64_t, uint64_t, bool>, std::pair<uint64_t, uint64_t>> table_;
+};
+
+// The per-thread evaluation context: the field, w, the sqrt semantics, and what went wrong
+// during an evaluation. w^x is read from two tables (x = hi 2^16 + lo): one multiply per exp.
 struct FieldContext {
-  FieldContext(const FieldParams& f, uint64_t w) : params(f), prepared(f), omega(w) {}
+  FieldContext(const FieldParams& f, uint64_t w, SqrtMode mode = SqrtMode::kPowerMap,
+               uint64_t oracle_seed = 0);
   FieldParams params;
   PreparedField prepared;
   uint64_t omega = 1;
+  SqrtMode sqrt_mode = SqrtMode::kPowerMap;
+  std::unique_ptr<SqrtOracle> oracle;  // set in kFreshVariable mode
+  std::vector<uint64_t> omega_lo, omega_hi;
   bool zero_divisor = false;
   std::string invalid;  // first non-Lax event (e.g. "relu is not in the Lax fragment")
+  uint64_t omega_pow(uint64_t x) const;  // w^x mod p for x < q
 };
 
 // Installs `ctx` as this thread's context for its lifetime (nesting restores the outer one).
@@ -145,6 +196,19 @@ struct FF {
 // A uniformly random element of Z_p x Z_q.
 FF random_ff(const FieldParams& f, Rng& rng);
 
+// A pseudo-random element of Z_p x Z_q that depends only on (key, stream, index): inputs are
+// drawn this way so that a test can materialize any subset of an input tensor's entries (the
+// screen mode evaluates only what a few output entries need) and two programs still see the
+// same values. splitmix64's finalizer mixes the three; values >= p or >= q are redrawn, so each
+// component is uniform over its field up to the quality of the mixer.
+FF hashed_ff(const FieldParams& f, uint64_t key, uint64_t stream, uint64_t index);
+
+// out[i][j] += sum_t a[i][t] b[t][j] for row-major m x k and k x n blocks, with products
+// summed in 128 bits and reduced once per 15 terms (15 p^2 < 2^128). The interpreter's matmul
+// calls this overload for FF (found by argument-dependent lookup): it is the hot loop of every
+// field test.
+void matmul_block(const FF* a, const FF* b, FF* out, int64_t m, int64_t k, int64_t n);
+
 template <>
 struct Arith<FF> {
   static FF zero() { return FF{}; }
@@ -154,6 +218,8 @@ struct Arith<FF> {
   static FF silu(const FF& x);  // x / (1 + exp(-x)), exact (Mirage approximated it)
   static FF relu(const FF& x);  // invalid: not Lax
   static FF gelu(const FF& x);  // invalid: not Lax
+  static constexpr bool kRoundsStorage = false;
+  static FF store(const FF& x, ir::DType) { return x; }
 };
 
 }  // namespace mugraph::verify

@@ -9,4 +9,11 @@ namespace mugraph::verify {
 // number of outputs with equal shapes; else names the first mismatch.
 Status check_same_interface(const ir::KernelGraph& a, const ir::KernelGraph& b);
 
+// Ok iff `a` and `b` take the same inputs (names, dtypes, shapes, in order).
+Status check_same_inputs(const ir::KernelGraph& a, const ir::KernelGraph& b);
+
+// Ok iff both have the same number of outputs and the same multiset of output shapes (the
+// verifier matches outputs up to a permutation).
+Status check_output_shapes(const ir::KernelGraph& a, const ir::KernelGraph& b);
+
 }  // namespace mugraph::verify

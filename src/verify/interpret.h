@@ -39,7 +39,15 @@ std::vector<const HostTensor<T>*> gather(const std::vector<std::optional<HostTen
   return out;
 }
 
-// A thread graph is the composition of its element-wise ops.
+// Rounds a freshly stored tensor to its type (a no-op for exact number types).
+template <class T>
+void store(HostTensor<T>& t, ir::DType dt) {
+  if constexpr (Arith<T>::kRoundsStorage)
+    for (T& x : t.data) x = Arith<T>::store(x, dt);
+}
+
+// A thread graph is the composition of its element-wise ops (values stay in registers: only
+// its outputs are stored, by the caller).
 template <class T>
 Tensors<T> eval_thread(const ir::ThreadGraph& tg, const std::vector<const HostTensor<T>*>& in) {
   std::vector<std::optional<HostTensor<T>>> v(tg.tensors.size());
@@ -56,70 +64,110 @@ Tensors<T> eval_thread(const ir::ThreadGraph& tg, const std::vector<const HostTe
 template <class T>
 void eval_block_op(const ir::BlockGraph& bg, const ir::BlockNode& n,
                    std::vector<std::optional<HostTensor<T>>>& v) {
+  auto put = [&](ir::TensorId id, HostTensor<T> t) {
+    store(t, bg.tensors[static_cast<size_t>(id)].type.dtype);
+    v[static_cast<size_t>(id)] = std::move(t);
+  };
   if (n.kind == ir::BlockNodeKind::kCompute) {
-    v[static_cast<size_t>(n.outputs[0])] =
-        eval_op(n.op, n.attrs, gather(v, n.inputs), bg.tensors[static_cast<size_t>(n.outputs[0])].type.shape);
+    put(n.outputs[0], eval_op(n.op, n.attrs, gather(v, n.inputs),
+                              bg.tensors[static_cast<size_t>(n.outputs[0])].type.shape));
     return;
   }
   Tensors<T> outs = eval_thread(*n.thread, gather(v, n.inputs));
-  for (size_t i = 0; i < outs.size(); ++i) v[static_cast<size_t>(n.outputs[i])] = std::move(outs[i]);
+  for (size_t i = 0; i < outs.size(); ++i) put(n.outputs[i], std::move(outs[i]));
 }
 
+// Adds (replica fmap) or writes (concatenating fmap) iteration `it`'s tile x into acc.
 template <class T>
-void run_one_block(const ir::BlockGraph& bg, const std::vector<const HostTensor<T>*>& inputs,
-                   const std::array<int64_t, 3>& b, Tensors<T>& outputs) {
+void accumulate(const ir::BlockGraph& bg, const ir::BlockNode& n, const HostTensor<T>& x,
+                int64_t it, std::optional<HostTensor<T>>& acc) {
+  const ir::TensorType& type = bg.tensors[static_cast<size_t>(n.outputs[0])].type;
+  if (it == 0) acc = HostTensor<T>(type.shape, Arith<T>::zero());
+  if (n.fmap == ir::kReplica) {  // sum over iterations
+    for (size_t i = 0; i < x.data.size(); ++i) acc->data[i] = acc->data[i] + x.data[i];
+    store(*acc, type.dtype);
+  } else {  // concatenate along fmap in iteration order
+    std::array<int64_t, 4> off{};
+    off[static_cast<size_t>(n.fmap)] = it * x.shape[n.fmap];
+    write_tile(*acc, x, off);
+  }
+}
+
+// Runs one block on its own parts of the inputs (already cut per imap, in input order) and
+// returns one tile per output saver: the for-loop (iterators, in-loop ops, accumulators), then
+// the post-loop ops.
+template <class T>
+Tensors<T> run_block_on_chunks(const ir::BlockGraph& bg, const std::vector<const HostTensor<T>*>& chunks) {
   using ir::BlockNodeKind;
   std::vector<std::optional<HostTensor<T>>> v(bg.tensors.size());
-  // 1. This block's part of each input, per imap (replicated inputs are not copied).
-  std::vector<std::optional<HostTensor<T>>> owned(inputs.size());
-  std::vector<const HostTensor<T>*> block_in(inputs);
-  for (const ir::BlockNode& n : bg.nodes) {
-    if (n.kind != BlockNodeKind::kInputIterator) continue;
-    const auto j = static_cast<size_t>(n.input_index);
-    for (int g = 0; g < 3; ++g) {
-      if (n.imap[g] == ir::kReplica) continue;
-      owned[j] = take_chunk(*block_in[j], n.imap[g], b[static_cast<size_t>(g)], bg.grid[g]);
-      block_in[j] = &*owned[j];
-    }
-  }
-  // 2. The for-loop: iterators, in-loop ops, accumulators.
   for (int64_t it = 0; it < bg.forloop; ++it) {
     for (const ir::BlockNode& n : bg.nodes) {
       const auto out0 = n.outputs.empty() ? -1 : n.outputs[0];
       if (n.kind == BlockNodeKind::kInputIterator) {
-        const HostTensor<T>& bin = *block_in[static_cast<size_t>(n.input_index)];
+        const HostTensor<T>& bin = *chunks[static_cast<size_t>(n.input_index)];
         v[static_cast<size_t>(out0)] = n.fmap == ir::kReplica ? bin : take_chunk(bin, n.fmap, it, bg.forloop);
       } else if (n.kind == BlockNodeKind::kAccumulator) {
-        const HostTensor<T>& x = *v[static_cast<size_t>(n.inputs[0])];
-        auto& acc = v[static_cast<size_t>(out0)];
-        if (it == 0) acc = HostTensor<T>(bg.tensors[static_cast<size_t>(out0)].type.shape, Arith<T>::zero());
-        if (n.fmap == ir::kReplica) {  // sum over iterations
-          for (size_t i = 0; i < x.data.size(); ++i) acc->data[i] = acc->data[i] + x.data[i];
-        } else {  // concatenate along fmap in iteration order
-          std::array<int64_t, 4> off{};
-          off[static_cast<size_t>(n.fmap)] = it * x.shape[n.fmap];
-          write_tile(*acc, x, off);
-        }
+        accumulate(bg, n, *v[static_cast<size_t>(n.inputs[0])], it, v[static_cast<size_t>(out0)]);
       } else if (n.kind != BlockNodeKind::kOutputSaver &&
                  bg.phases[static_cast<size_t>(out0)] == ir::Phase::kInLoop) {
         eval_block_op(bg, n, v);
       }
     }
   }
-  // 3. Post-loop ops, then 4. output savers per omap.
-  size_t saver = 0;
+  Tensors<T> tiles;
   for (const ir::BlockNode& n : bg.nodes) {
     if (n.kind == BlockNodeKind::kOutputSaver) {
-      const HostTensor<T>& x = *v[static_cast<size_t>(n.inputs[0])];
-      std::array<int64_t, 4> off{};
-      for (int g = 0; g < 3; ++g)
-        if (n.omap[g] != ir::kReplica) off[static_cast<size_t>(n.omap[g])] = b[static_cast<size_t>(g)] * x.shape[n.omap[g]];
-      write_tile(outputs[saver++], x, off);
+      tiles.push_back(*v[static_cast<size_t>(n.inputs[0])]);
     } else if ((n.kind == BlockNodeKind::kCompute || n.kind == BlockNodeKind::kThreadGraph) &&
                bg.phases[static_cast<size_t>(n.outputs[0])] == ir::Phase::kPostLoop) {
       eval_block_op(bg, n, v);
     }
   }
+  return tiles;
+}
+
+// Where block b's tile of saver `n` starts in its output (per omap).
+inline std::array<int64_t, 4> saver_offset(const ir::BlockNode& n, const ir::Shape& tile,
+                                           const std::array<int64_t, 3>& b) {
+  std::array<int64_t, 4> off{};
+  for (int g = 0; g < 3; ++g)
+    if (n.omap[g] != ir::kReplica) off[static_cast<size_t>(n.omap[g])] = b[static_cast<size_t>(g)] * tile[n.omap[g]];
+  return off;
+}
+
+// The part of input `j` that block b sees (per its iterator's imap).
+template <class T>
+HostTensor<T> block_chunk(const ir::BlockGraph& bg, const ir::BlockNode& iter, const HostTensor<T>& in,
+                          const std::array<int64_t, 3>& b) {
+  std::optional<HostTensor<T>> t;
+  for (int g = 0; g < 3; ++g)
+    if (iter.imap[g] != ir::kReplica)
+      t = take_chunk(t ? *t : in, iter.imap[g], b[static_cast<size_t>(g)], bg.grid[g]);
+  return t ? std::move(*t) : in;
+}
+
+template <class T>
+void run_one_block(const ir::BlockGraph& bg, const std::vector<const HostTensor<T>*>& inputs,
+                   const std::array<int64_t, 3>& b, Tensors<T>& outputs) {
+  // This block's part of each input, per imap (replicated inputs are not copied).
+  std::vector<std::optional<HostTensor<T>>> owned(inputs.size());
+  std::vector<const HostTensor<T>*> chunks(inputs);
+  for (const ir::BlockNode& n : bg.nodes) {
+    if (n.kind != ir::BlockNodeKind::kInputIterator) continue;
+    const auto j = static_cast<size_t>(n.input_index);
+    if (n.imap[0] == ir::kReplica && n.imap[1] == ir::kReplica && n.imap[2] == ir::kReplica) continue;
+    owned[j] = block_chunk(bg, n, *inputs[j], b);
+    chunks[j] = &*owned[j];
+  }
+  Tensors<T> tiles = run_block_on_chunks(bg, chunks);
+  size_t saver = 0;
+  for (const ir::BlockNode& n : bg.nodes)
+    if (n.kind == ir::BlockNodeKind::kOutputSaver) {
+      HostTensor<T>& tile = tiles[saver];
+      store(tile, bg.output_types[saver].dtype);
+      write_tile(outputs[saver], tile, saver_offset(n, tile.shape, b));
+      ++saver;
+    }
 }
 
 }  // namespace detail
@@ -154,7 +202,10 @@ Result<Tensors<T>> interpret(const ir::KernelGraph& g, const Tensors<T>& inputs)
       Tensors<T> outs = interpret_block(*op.block, in);
       for (size_t i = 0; i < outs.size(); ++i) v[static_cast<size_t>(op.outputs[i])] = std::move(outs[i]);
     } else {
-      v[static_cast<size_t>(op.outputs[0])] = eval_op(op.op, op.attrs, in, g.tensor(op.outputs[0]).type.shape);
+      const ir::TensorType& type = g.tensor(op.outputs[0]).type;
+      HostTensor<T> t = eval_op(op.op, op.attrs, in, type.shape);
+      detail::store(t, type.dtype);
+      v[static_cast<size_t>(op.outputs[0])] = std::move(t);
     }
   }
   Tensors<T> out;

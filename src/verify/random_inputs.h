@@ -11,6 +11,10 @@ namespace mugraph::verify {
 // exp(Q K^T) over a 64-wide head dim stays far from float overflow in the examples.
 std::vector<HostTensor<double>> random_inputs(const ir::KernelGraph& g, Rng& rng);
 
+// One tensor per graph input, entries standard normal, rounded to the input's declared type
+// (so a float64 and a float32 run of a half program see the same values).
+std::vector<HostTensor<double>> normal_inputs(const ir::KernelGraph& g, Rng& rng);
+
 // Element-wise conversion between number types.
 template <class To, class From>
 std::vector<HostTensor<To>> convert(const std::vector<HostTensor<From>>& in) {

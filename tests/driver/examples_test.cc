@@ -59,7 +59,8 @@ TEST(Examples, OptimizedGraphsEqualTheirPrograms) {
 }
 
 TEST(Examples, FloatRunsAgreeToFloatPrecision) {
-  EXPECT_LT(max_rel(load("gqa"), load("gqa.flash_attention"), 2, Precision::kFloat), 1e-4);
+  // f16 tensors are rounded when stored (unit roundoff 2^-11) in both runs.
+  EXPECT_LT(max_rel(load("gqa"), load("gqa.flash_attention"), 2, Precision::kFloat), 1e-2);
 }
 
 // Replaces `from` by `to` in an example's text; the mutant must still be a valid graph.

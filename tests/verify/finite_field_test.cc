@@ -52,9 +52,8 @@ TEST(FiniteField, PrimalityAndParamChecks) {
 
 class FieldOps : public ::testing::Test {
  protected:
-  FieldContext ctx{FieldParams{}, 0};
   Rng rng{9};
-  void SetUp() override { ctx.omega = random_root_of_unity(ctx.params, rng); }
+  FieldContext ctx{FieldParams{}, random_root_of_unity(FieldParams{}, rng)};
   FF r() { return random_ff(ctx.params, rng); }
 };
 

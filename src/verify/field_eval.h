@@ -1,0 +1,56 @@
+// Demand-driven evaluation of a uGraph over Z_p x Z_q: computes only what a chosen set of output
+// entries needs. The verifier's screen mode compares a few random output entries; for
+// RMSNorm+MatMul (16x4096 by 4096x4096) that is a few thousandths of the full work. With every
+// output entry demanded it is the full evaluation the certify mode needs, through the same code.
+//
+// How: a backward pass gives every tensor a *box* (per dim, a sorted list of indices) that its
+// consumers read; a forward pass computes each tensor on its box only. Predefined ops run the
+// shared op semantics (eval_op) on the compacted boxes: element-wise ops, broadcasting, matmul
+// (all of K), sum (whole groups) and concat compute a compact box from compact inputs exactly.
+// Repeat widens the box to the whole repeated dim and reshape to the whole tensor. A graph-
+// defined kernel runs only the blocks whose output tiles meet the demanded box, each block in
+// full through the interpreter's block runner (run_block_on_chunks): one source of semantics.
+//
+// Inputs are hashed_ff(key, input number, linear index), so any subset can be materialized and
+// both programs of a test see the same values.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "ir/graph.h"
+#include "verify/finite_field.h"
+#include "verify/host_tensor.h"
+
+namespace mugraph::verify {
+
+// A set of multi-indices: the product of one sorted, duplicate-free index list per dim.
+struct Box {
+  int rank = 0;
+  std::array<std::vector<int64_t>, 4> idx;
+  int64_t numel() const;
+  ir::Shape extents() const;  // the compact shape
+  bool operator==(const Box&) const = default;
+};
+Box full_box(const ir::Shape& s);
+Box unite(const Box& a, const Box& b);  // per dim union (a superset of the set union)
+
+// A tensor of global shape `shape` known on `box` (data has box.extents(), row-major).
+struct BoxTensor {
+  ir::Shape shape;
+  Box box;
+  HostTensor<FF> data;
+};
+
+// The entries of `src` at `want` (which must lie in src.box), compacted.
+HostTensor<FF> gather(const BoxTensor& src, const Box& want);
+
+// Every input of `g` in full, as eval_field draws it (for tests against the plain interpreter).
+std::vector<HostTensor<FF>> hashed_inputs(const ir::KernelGraph& g, uint64_t key);
+
+// Evaluates `g` at least at the entries `want[i]` of output i, on hashed inputs with `key`.
+// Needs an active FieldScope; the context's flags report zero divisors and non-Lax events.
+std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Box>& want,
+                                  uint64_t key);
+
+}  // namespace mugraph::verify

@@ -1,0 +1,345 @@
+#include "verify/lax.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace mugraph::verify {
+namespace {
+
+double log2_sum(double a, double b) {  // log2(2^a + 2^b)
+  const double hi = std::max(a, b), lo = std::min(a, b);
+  return hi + std::log2(1 + std::exp2(lo - hi));
+}
+
+Side prod(const Side& a, const Side& b) {
+  return {a.k * b.k, a.deg + b.deg, a.lw + b.lw, a.exp || b.exp, a.same_constant && b.same_constant};
+}
+Side plus(const Side& a, const Side& b) {
+  const bool exp = a.exp || b.exp;
+  return {exp ? a.k + b.k : 1, std::max(a.deg, b.deg), log2_sum(a.lw, b.lw), exp, false};
+}
+// a^n for a side (n-fold product).
+Side power(const Side& a, double n) {
+  return {std::pow(a.k, n), a.deg * n, a.lw * n, a.exp, a.same_constant};
+}
+
+// The exponent of a product of n terms, each exponent bounded by e: sum of n fractions g/h.
+ExponentBound combine(const ExponentBound& e, double n) {
+  if (n <= 1) return e;
+  return {e.dg + (n - 1) * e.dh, n * e.dh, e.lwg + (n - 1) * e.lwh + std::log2(n), n * e.lwh};
+}
+ExponentBound max_ex(const ExponentBound& a, const ExponentBound& b) {
+  return {std::max(a.dg, b.dg), std::max(a.dh, b.dh), std::max(a.lwg, b.lwg), std::max(a.lwh, b.lwh)};
+}
+// Exponent bound after multiplying sides whose exp flags are given (n exp factors per term).
+ExponentBound product_ex(const Form& x, const Form& y, bool xa, bool ya) {
+  return combine(max_ex(x.ex, y.ex), static_cast<double>(xa) + static_cast<double>(ya));
+}
+
+Form with_path(Form r, const Form& x, const Form& y) {
+  r.exps = std::max(x.exps, y.exps);
+  r.path = x.exps >= y.exps ? x.path : y.path;
+  return r;
+}
+
+Form constant_one() { return Form{}; }
+
+Form mul(const Form& x, const Form& y) {
+  Form r;
+  r.num = prod(x.num, y.num);
+  r.den = prod(x.den, y.den);
+  r.ex = max_ex(product_ex(x, y, x.num.exp, y.num.exp), product_ex(x, y, x.den.exp, y.den.exp));
+  return with_path(r, x, y);
+}
+
+Form div(const Form& x, const Form& y) {
+  Form r;
+  r.num = prod(x.num, y.den);
+  r.den = prod(x.den, y.num);
+  r.den.same_constant = r.den.same_constant && r.den.deg == 0 && !r.den.exp;
+  r.ex = max_ex(product_ex(x, y, x.num.exp, y.den.exp), product_ex(x, y, x.den.exp, y.num.exp));
+  return with_path(r, x, y);
+}
+
+Form add(const Form& x, const Form& y) {
+  Form r;
+  r.num = plus(prod(x.num, y.den), prod(y.num, x.den));
+  r.den = prod(x.den, y.den);
+  r.ex = max_ex(max_ex(product_ex(x, y, x.num.exp, y.den.exp), product_ex(x, y, y.num.exp, x.den.exp)),
+                product_ex(x, y, x.den.exp, y.den.exp));
+  return with_path(r, x, y);
+}
+
+// The sum of g entries of x (a reduction, a matmul's k, or a for-loop's accumulation).
+Form sum(const Form& x, double g) {
+  if (g <= 1) return x;
+  Form r = x;
+  if (x.den.same_constant) {  // one shared denominator: add the numerators
+    r.num.k = x.num.exp ? g * x.num.k : 1;
+    r.num.lw = x.num.lw + std::log2(g);
+    return r;
+  }
+  r.num = prod(x.num, power(x.den, g - 1));
+  r.num.k = x.num.exp || x.den.exp ? g * r.num.k : 1;
+  r.num.lw += std::log2(g);
+  r.den = power(x.den, g);
+  r.den.same_constant = false;
+  if (x.den.exp) r.ex = combine(x.ex, g);
+  return r;
+}
+
+Form join(const Form& x, const Form& y) {  // entries of either (concat)
+  Form r = with_path(x, x, y);
+  auto side = [](const Side& a, const Side& b) {
+    const bool one = a.deg == 0 && b.deg == 0 && a.lw == 0 && b.lw == 0 && !a.exp && !b.exp;
+    return Side{std::max(a.k, b.k), std::max(a.deg, b.deg), std::max(a.lw, b.lw), a.exp || b.exp,
+                one};
+  };
+  r.num = side(x.num, y.num);
+  r.den = side(x.den, y.den);
+  r.ex = max_ex(x.ex, y.ex);
+  return r;
+}
+
+struct Walker {
+  LaxInfo& info;
+
+  void fail(const std::string& why) {
+    if (info.lax) info.lax = false, info.reason = why;
+  }
+
+  std::string path_text(const std::vector<std::string>& p) {
+    std::string s;
+    for (const auto& n : p) s += (s.empty() ? "" : " -> ") + n;
+    return s;
+  }
+
+  Form exp_of(const Form& x, const std::string& name, const std::string& where) {
+    info.has_exp = true;
+    if (x.exps >= 1)
+      fail("second exp on one path at " + where + ": " + path_text(x.path) + " -> " + name);
+    Form r;
+    r.num.exp = true;
+    r.ex = {x.num.deg, x.den.deg, x.num.lw, x.den.lw};
+    r.exps = x.exps + 1;
+    r.path = x.path;
+    return r;
+  }
+
+  // Applies one op of the table; `mult` is how many times it runs (blocks x iterations).
+  Form apply(ir::OpKind op, const ir::OpAttrs& at, const std::vector<const Form*>& in,
+             const std::vector<ir::Shape>& shapes, const ir::Shape& out, const std::string& name,
+             const std::string& where, double mult) {
+    using K = ir::OpKind;
+    const Form& x = *in[0];
+    switch (op) {
+      case K::kMatmul: return sum(mul(x, *in[1]), static_cast<double>(shapes[0][shapes[0].rank - 1]));
+      case K::kConcatMatmul:
+        return add(sum(mul(x, *in[2]), static_cast<double>(shapes[0][shapes[0].rank - 1])),
+                   sum(mul(*in[1], *in[3]), static_cast<double>(shapes[1][shapes[1].rank - 1])));
+      case K::kExp: return exp_of(x, name, where);
+      case K::kSquare: return mul(x, x);
+      case K::kSqrt: {
+        info.has_sqrt = true;
+        info.sqrt_evaluations += static_cast<double>(out.numel()) * mult;
+        info.radicand_degree = std::max(info.radicand_degree, x.num.deg + x.den.deg);
+        Form r;  // a fresh variable
+        r.num.deg = 1;
+        r.num.same_constant = false;
+        r.exps = x.exps;
+        r.path = x.path;
+        return r;
+      }
+      case K::kSilu: {
+        const Form e = exp_of(x, name, where);  // exp(-x): -x has x's form
+        return with_path(div(x, add(constant_one(), e)), e, e);
+      }
+      case K::kRelu:
+      case K::kGelu:
+        fail(std::string(ir::op_name(op)) + " at " + where + " is not in the Lax fragment");
+        return x;
+      case K::kNeg: return x;
+      case K::kReciprocal: return div(constant_one(), x);
+      case K::kScale: {
+        Form r = x;
+        if (at.factor.num == 0) return Form{};
+        r.num.lw += std::log2(static_cast<double>(std::llabs(at.factor.num)));
+        r.den.lw += std::log2(static_cast<double>(std::llabs(at.factor.den)));
+        return r;
+      }
+      case K::kAdd:
+      case K::kSub: return add(x, *in[1]);
+      case K::kMul: return mul(x, *in[1]);
+      case K::kDiv: return div(x, *in[1]);
+      case K::kSum: return sum(x, static_cast<double>(at.group));
+      case K::kRepeat:
+      case K::kReshape: return x;
+      case K::kConcat: return join(x, *in[1]);
+    }
+    MG_CHECK(false, "bad op");
+  }
+
+  Form named(Form f, const std::string& name) {
+    f.path.push_back(name);
+    return f;
+  }
+
+  std::vector<Form> thread(const ir::ThreadGraph& tg, const std::vector<Form>& ins,
+                           const std::string& where, double mult) {
+    std::vector<Form> v(tg.tensors.size());
+    for (size_t i = 0; i < ins.size(); ++i) v[static_cast<size_t>(tg.inputs[i])] = ins[i];
+    for (const auto& n : tg.nodes) {
+      std::vector<const Form*> in;
+      std::vector<ir::Shape> shapes;
+      for (ir::TensorId id : n.inputs) {
+        in.push_back(&v[static_cast<size_t>(id)]);
+        shapes.push_back(tg.tensors[static_cast<size_t>(id)].type.shape);
+      }
+      const auto& t = tg.tensors[static_cast<size_t>(n.output)];
+      v[static_cast<size_t>(n.output)] = named(
+          apply(n.op, n.attrs, in, shapes, t.type.shape, t.name, "thread node '" + t.name + "' of " + where, mult),
+          t.name);
+    }
+    std::vector<Form> out;
+    for (ir::TensorId id : tg.outputs) out.push_back(v[static_cast<size_t>(id)]);
+    return out;
+  }
+
+  std::vector<Form> block(const ir::BlockGraph& bg, const std::vector<Form>& ins, const std::string& kernel) {
+    using ir::BlockNodeKind;
+    std::vector<Form> v(bg.tensors.size());
+    std::vector<Form> outs;
+    const double blocks = static_cast<double>(bg.grid[0] * bg.grid[1] * bg.grid[2]);
+    for (const ir::BlockNode& n : bg.nodes) {
+      const std::string name = n.outputs.empty() ? "" : bg.tensors[static_cast<size_t>(n.outputs[0])].name;
+      const std::string where = "block node '" + name + "' of kernel '" + kernel + "'";
+      const bool in_loop = !n.outputs.empty() && bg.phases[static_cast<size_t>(n.outputs[0])] == ir::Phase::kInLoop;
+      const double mult = blocks * (in_loop ? static_cast<double>(bg.forloop) : 1.0);
+      switch (n.kind) {
+        case BlockNodeKind::kInputIterator: v[static_cast<size_t>(n.outputs[0])] = named(ins[static_cast<size_t>(n.input_index)], name); break;
+        case BlockNodeKind::kAccumulator: {
+          const Form& x = v[static_cast<size_t>(n.inputs[0])];
+          v[static_cast<size_t>(n.outputs[0])] = named(n.fmap == ir::kReplica ? sum(x, static_cast<double>(bg.forloop)) : x, name);
+          break;
+        }
+        case BlockNodeKind::kOutputSaver: outs.push_back(v[static_cast<size_t>(n.inputs[0])]); break;
+        case BlockNodeKind::kCompute: {
+          std::vector<const Form*> in;
+          std::vector<ir::Shape> shapes;
+          for (ir::TensorId id : n.inputs) {
+            in.push_back(&v[static_cast<size_t>(id)]);
+            shapes.push_back(bg.tensors[static_cast<size_t>(id)].type.shape);
+          }
+          v[static_cast<size_t>(n.outputs[0])] = named(
+              apply(n.op, n.attrs, in, shapes, bg.tensors[static_cast<size_t>(n.outputs[0])].type.shape, name, where, mult), name);
+          break;
+        }
+        case BlockNodeKind::kThreadGraph: {
+          std::vector<Form> tin;
+          for (ir::TensorId id : n.inputs) tin.push_back(v[static_cast<size_t>(id)]);
+          const auto touts = thread(*n.thread, tin, where, mult);
+          for (size_t i = 0; i < touts.size(); ++i)
+            v[static_cast<size_t>(n.outputs[i])] = named(touts[i], bg.tensors[static_cast<size_t>(n.outputs[i])].name);
+          break;
+        }
+      }
+    }
+    return outs;
+  }
+};
+
+std::string fmt(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return buf;
+}
+
+}  // namespace
+
+LaxInfo classify_lax(const ir::KernelGraph& g) {
+  LaxInfo info;
+  Walker w{info};
+  std::vector<Form> v(g.tensors.size());
+  for (ir::TensorId id : g.inputs) {  // each input entry is a variable: degree 1
+    Form& f = v[static_cast<size_t>(id)];
+    f.num.deg = 1;
+    f.num.same_constant = false;
+    f.path = {g.tensor(id).name};
+  }
+  for (const ir::KernelOp& op : g.ops) {
+    if (op.graph_defined) {
+      std::vector<Form> ins;
+      for (ir::TensorId id : op.inputs) ins.push_back(v[static_cast<size_t>(id)]);
+      const std::string kernel = g.tensor(op.outputs[0]).name;
+      const auto outs = w.block(*op.block, ins, kernel);
+      for (size_t i = 0; i < outs.size(); ++i)
+        v[static_cast<size_t>(op.outputs[i])] = w.named(outs[i], g.tensor(op.outputs[i]).name);
+      continue;
+    }
+    std::vector<const Form*> in;
+    std::vector<ir::Shape> shapes;
+    for (ir::TensorId id : op.inputs) {
+      in.push_back(&v[static_cast<size_t>(id)]);
+      shapes.push_back(g.tensor(id).type.shape);
+    }
+    const ir::Tensor& t = g.tensor(op.outputs[0]);
+    v[static_cast<size_t>(op.outputs[0])] =
+        w.named(w.apply(op.op, op.attrs, in, shapes, t.type.shape, t.name, "kernel op '" + t.name + "'", 1), t.name);
+  }
+  for (ir::TensorId id : g.outputs) info.outputs.push_back(v[static_cast<size_t>(id)]);
+  return info;
+}
+
+TestBound test_bound(const LaxInfo& ref, const LaxInfo& cand, const std::vector<int>& perm,
+                     const FieldParams& f) {
+  TestBound worst;
+  worst.vacuous = false;
+  worst.epsilon = 0;
+  const double lp = std::log2(static_cast<double>(f.p)), lq = std::log2(static_cast<double>(f.q));
+  const double p = static_cast<double>(f.p), q = static_cast<double>(f.q);
+  for (size_t i = 0; i < ref.outputs.size(); ++i) {
+    const Form& r = ref.outputs[i];
+    const Form& c = cand.outputs[static_cast<size_t>(perm[i])];
+    const Side num = plus(prod(r.num, c.den), prod(c.num, r.den));
+    const bool exp = r.num.exp || r.den.exp || c.num.exp || c.den.exp;
+    const ExponentBound ex = combine(max_ex(r.ex, c.ex), 2);
+    const double d = exp ? std::max({num.deg, ex.dg, ex.dh}) : num.deg;
+    const double lw = exp ? std::max({num.lw, ex.lwg, ex.lwh}) : num.lw;
+    const double k = exp ? num.k : 1;
+    TestBound b;
+    b.k = k, b.d = d, b.vacuous = false;
+    if (!exp) {
+      b.epsilon = d / p * (lw + 1 < lq ? d / q : 1.0);
+      b.note = "Schwartz-Zippel in Z_p and Z_q, degree " + fmt(d);
+      if (lw + 1 >= lp) {
+        b.vacuous = true;
+        b.note = "coefficients may reach p (2^" + fmt(lw) + ")";
+      }
+    } else {
+      b.epsilon = 8 * d * std::pow(k, 4) / q + std::pow(q, -1.0 / (k * k));
+      b.note = "Theorem 2 with k = " + fmt(k) + " exp terms, degree d = " + fmt(d);
+      if (lw + 1 >= lq && b.epsilon < 1) {
+        b.vacuous = true;
+        b.note = "coefficients up to 2^" + fmt(lw) + ": Theorem 2 needs q > 2w";
+      }
+    }
+    const double n = ref.sqrt_evaluations + cand.sqrt_evaluations;
+    b.epsilon = 2 * (b.epsilon + n * n / 2 * std::max(ref.radicand_degree, cand.radicand_degree) * 2 / p);
+    if (!b.vacuous && !(b.epsilon < 1)) {
+      b.vacuous = true;
+      b.note += ": per-test bound " + fmt(b.epsilon) + " >= 1";
+    }
+    if (b.vacuous || b.epsilon > worst.epsilon) {
+      if (!worst.vacuous) worst = b;
+    }
+  }
+  return worst;
+}
+
+int tests_needed(double epsilon, double delta) {
+  if (epsilon <= 0) return 1;
+  return std::max(1, static_cast<int>(std::ceil(std::log(delta) / std::log(epsilon))));
+}
+
+}  // namespace mugraph::verify

@@ -1,0 +1,88 @@
+// Lax classification (Mirage Def. 5.1) and the error bound of Theorem 2, computed from the
+// programs themselves.
+//
+// A uGraph is Lax if it uses only multilinear ops (matmul, add, sub, neg, scale, sum, repeat,
+// reshape, concat, concat-matmul, mul), division, exp, and ops defined through them (square is
+// a mul, silu is x / (1 + exp(-x)), sqrt is handled as a fresh variable: finite_field.h), and
+// every input-to-output path meets at most one exp (silu counts as one). classify_lax walks
+// all three levels and names the op and the path that break this.
+//
+// THE BOUND. Every output entry of a Lax program has the form of Eq. 2,
+//   sum_{i<=k} f_i exp(g_i / h_i) / sum_{i<=k'} f'_i exp(g'_i / h'_i),
+// with polynomials f, g, h in the inputs (and the sqrt variables). classify_lax tracks, per
+// tensor, upper bounds on k and k', on the degrees of the f (numerator and denominator side)
+// and of the exponents g, h, and on the l1 norm of their integer coefficients (scale factors
+// a/b contribute |a| and |b|). The rules are those of fraction arithmetic: x + y puts
+// f_x f'_y + f_y f'_x over f'_x f'_y (term counts multiply, degrees add); a product of exp terms
+// is one term whose exponent is the sum of the exponents; a sum of g entries is g-fold addition
+// (a denominator that is the same constant for every entry, e.g. from scale, is not
+// multiplied). Entries are bounded uniformly, so the bound is conservative: for example
+// div(E, D) followed by a sum over D's broadcast dim is counted as if every term had its own
+// denominator. A conservative bound is still a true bound (Theorem 2's is monotone in k, d, w).
+//
+// For two programs the difference has k = k_ref k'_cand + k_cand k'_ref numerator terms and
+// degree d. One random test then wrongly passes with probability at most
+//   exp-free programs:  (D / p) (D / q)     Schwartz-Zippel in each field, independently drawn,
+//                                           when coefficients stay below q (else D / p alone);
+//   otherwise:          8 d k^4 / q + q^(-1/k^2)   (Theorem 2; needs q > 2w),
+// plus C(n, 2) d_r / p for two of the n sqrt radicands colliding, all doubled (the test is
+// conditioned on meeting no zero divisor and on w != 1, each of probability far above 1/2).
+// When this is >= 1 the bound is vacuous and the verdict says "no bound". Softmax over 4096
+// keys has k = 4096 and is vacuous: q^(-1/k^2) is 1 - 1.3e-6.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "ir/graph.h"
+#include "verify/finite_field.h"
+
+namespace mugraph::verify {
+
+// One side (numerator or denominator) of Eq. 2: term count, max degree, log2 of the
+// coefficient l1 norm, whether some term has a non-zero exponent, and whether it is one
+// constant shared by every entry of the tensor (then sums do not multiply it).
+struct Side {
+  double k = 1, deg = 0, lw = 0;
+  bool exp = false;
+  bool same_constant = true;
+};
+// Bounds on every exponent g / h of a tensor's terms.
+struct ExponentBound {
+  double dg = 0, dh = 0, lwg = 0, lwh = 0;
+};
+// The Eq. 2 bounds of every entry of one tensor, and its longest exp path.
+struct Form {
+  Side num, den;
+  ExponentBound ex;
+  int exps = 0;                    // max exps on a path from an input
+  std::vector<std::string> path;   // tensor names along that path
+};
+
+struct LaxInfo {
+  bool lax = true;
+  std::string reason;              // the first op (and path) that is not Lax
+  bool has_exp = false, has_sqrt = false;
+  std::vector<Form> outputs;
+  double sqrt_evaluations = 0;     // over all blocks and iterations
+  double radicand_degree = 0;
+};
+
+// Classifies `g` and bounds the Eq. 2 form of each output.
+LaxInfo classify_lax(const ir::KernelGraph& g);
+
+struct TestBound {
+  bool vacuous = true;
+  double epsilon = 1;   // per-test false-accept probability bound (when not vacuous)
+  double k = 0, d = 0;  // of the worst output pair
+  std::string note;     // why vacuous, or how the bound was obtained
+};
+
+// The per-test bound for ref vs cand, output i of ref matched with cand output perm[i].
+TestBound test_bound(const LaxInfo& ref, const LaxInfo& cand, const std::vector<int>& perm,
+                     const FieldParams& f);
+
+// Tests needed for epsilon^t <= delta (0 < epsilon < 1).
+int tests_needed(double epsilon, double delta);
+
+}  // namespace mugraph::verify

@@ -1,0 +1,314 @@
+#include "verify/verifier.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+#include <sstream>
+
+#include "verify/field_eval.h"
+#include "verify/interface.h"
+
+namespace mugraph::verify {
+namespace {
+
+struct Round {
+  FieldOutcome outcome = FieldOutcome::kEqual;
+  std::string detail;
+  int64_t compared = 0;
+};
+
+std::string index_text(const Box& box, int64_t compact) {
+  const ir::Shape ext = box.extents();
+  std::array<int64_t, 4> ix{};
+  for (int d = box.rank - 1; d >= 0; --d) {
+    ix[d] = box.idx[d][static_cast<size_t>(compact % ext[d])];
+    compact /= ext[d];
+  }
+  std::string s = "[";
+  for (int d = 0; d < box.rank; ++d) s += (d ? ", " : "") + std::to_string(ix[d]);
+  return s + "]";
+}
+
+bool agree(const FF& a, const FF& b) { return a.p == b.p && (!a.has_q || !b.has_q || a.q == b.q); }
+
+// The first entry of `want` where a and b differ, or -1.
+int64_t first_difference(const BoxTensor& a, const BoxTensor& b, const Box& want) {
+  const HostTensor<FF> x = gather(a, want), y = gather(b, want);
+  for (size_t i = 0; i < x.data.size(); ++i)
+    if (!agree(x.data[i], y.data[i])) return static_cast<int64_t>(i);
+  return -1;
+}
+
+// Assigns each ref output a distinct cand output it matches (ok[i][j]); identity first.
+bool assign(const std::vector<std::vector<bool>>& ok, size_t i, std::vector<int>& perm,
+            std::vector<bool>& used) {
+  if (i == ok.size()) return true;
+  std::vector<size_t> order{i};
+  for (size_t j = 0; j < ok[i].size(); ++j)
+    if (j != i) order.push_back(j);
+  for (size_t j : order) {
+    if (j >= ok[i].size() || used[j] || !ok[i][j]) continue;
+    used[j] = true;
+    perm[i] = static_cast<int>(j);
+    if (assign(ok, i + 1, perm, used)) return true;
+    used[j] = false;
+  }
+  return false;
+}
+
+// Whether the evaluation just run met a non-Lax event or a zero divisor (then r says which).
+bool flags_bad(Round& r) {
+  const FieldContext& c = field_context();
+  if (!c.invalid.empty()) r = {FieldOutcome::kInvalid, c.invalid, 0};
+  else if (c.zero_divisor) r = {FieldOutcome::kInconclusive, "zero divisor met", 0};
+  else return false;
+  return true;
+}
+
+// One random test: ref at `want`, cand at the matching boxes, compared (and perm found if empty).
+Round field_round(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const FieldParams& f,
+                  SqrtMode sm, const std::vector<Box>& want, std::vector<int>& perm, Rng& rng) {
+  FieldContext ctx(f, random_root_of_unity(f, rng), sm, rng.next_u64());
+  FieldScope scope(ctx);
+  const uint64_t key = rng.next_u64();
+  Round r;
+  const auto a = eval_field(ref, want, key);
+  if (flags_bad(r)) return r;
+  auto shape = [](const ir::KernelGraph& g, size_t o) { return g.tensor(g.outputs[o]).type.shape; };
+  std::vector<std::optional<Box>> cw(cand.outputs.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    for (size_t j = 0; j < cand.outputs.size(); ++j)
+      if (perm.empty() ? shape(cand, j) == shape(ref, i) : perm[i] == static_cast<int>(j))
+        cw[j] = cw[j] ? unite(*cw[j], want[i]) : want[i];
+  std::vector<Box> cwant;
+  for (size_t j = 0; j < cw.size(); ++j) cwant.push_back(cw[j] ? *cw[j] : full_box(shape(cand, j)));
+  const auto b = eval_field(cand, cwant, key);
+  if (flags_bad(r)) return r;
+  for (const Box& w : want) r.compared += w.numel();
+  if (perm.empty()) {
+    std::vector<std::vector<bool>> ok(want.size(), std::vector<bool>(cand.outputs.size(), false));
+    for (size_t i = 0; i < want.size(); ++i)
+      for (size_t j = 0; j < cand.outputs.size(); ++j)
+        ok[i][j] = shape(cand, j) == shape(ref, i) && first_difference(a[i], b[j], want[i]) < 0;
+    std::vector<int> p(want.size(), -1);
+    std::vector<bool> used(cand.outputs.size(), false);
+    if (assign(ok, 0, p, used)) {
+      perm = p;
+      return r;
+    }
+    // Report against the identity (or the first same-shape output) for a readable difference.
+    for (size_t i = 0; i < want.size(); ++i) {
+      size_t j = i < cand.outputs.size() && shape(cand, i) == shape(ref, i) ? i : 0;
+      while (!(shape(cand, j) == shape(ref, i))) ++j;
+      const int64_t at = first_difference(a[i], b[j], want[i]);
+      if (at >= 0)
+        return {FieldOutcome::kDifferent, "output '" + ref.tensor(ref.outputs[i]).name + "' entry " +
+                                              index_text(want[i], at) + " differs from candidate output '" +
+                                              cand.tensor(cand.outputs[j]).name + "'", r.compared};
+    }
+    return {FieldOutcome::kDifferent, "no one-to-one matching of the outputs", r.compared};
+  }
+  for (size_t i = 0; i < want.size(); ++i) {
+    const int64_t at = first_difference(a[i], b[static_cast<size_t>(perm[i])], want[i]);
+    if (at >= 0)
+      return {FieldOutcome::kDifferent, "output '" + ref.tensor(ref.outputs[i]).name + "' entry " +
+                                            index_text(want[i], at) + " differs", r.compared};
+  }
+  return r;
+}
+
+// kScreenSamples random entries of each output, as boxes.
+std::vector<Box> sample_boxes(const ir::KernelGraph& g, int samples, Rng& rng) {
+  std::vector<Box> out;
+  for (ir::TensorId id : g.outputs) {
+    const ir::Shape& s = g.tensor(id).type.shape;
+    Box b;
+    b.rank = s.rank;
+    for (int k = 0; k < samples; ++k)
+      for (int d = 0; d < s.rank; ++d) b.idx[d].push_back(static_cast<int64_t>(rng.below(static_cast<uint64_t>(s[d]))));
+    for (int d = 0; d < s.rank; ++d) {
+      std::sort(b.idx[d].begin(), b.idx[d].end());
+      b.idx[d].erase(std::unique(b.idx[d].begin(), b.idx[d].end()), b.idx[d].end());
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+std::vector<Box> full_boxes(const ir::KernelGraph& g) {
+  std::vector<Box> out;
+  for (ir::TensorId id : g.outputs) out.push_back(full_box(g.tensor(id).type.shape));
+  return out;
+}
+
+std::string fmt(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3g", x);
+  return buf;
+}
+
+// Runs rounds until `n` pass (or one fails); zero divisors are redrawn.
+Round run_tests(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const VerifyOptions& o,
+                SqrtMode sm, const std::vector<Box>& want, std::vector<int>& perm, Rng& rng,
+                int n, Verdict& v) {
+  Round last;
+  while (v.tests < n) {
+    last = field_round(ref, cand, o.field, sm, want, perm, rng);
+    if (last.outcome == FieldOutcome::kInconclusive) {
+      if (++v.redraws > o.max_redraws) return last;
+      continue;
+    }
+    if (last.outcome != FieldOutcome::kEqual) return last;
+    v.entries_compared = last.compared;
+    ++v.tests;
+  }
+  return last;
+}
+
+void finish_field_failure(const Round& r, Verdict& v) {
+  v.difference = r.detail;
+  if (r.outcome == FieldOutcome::kDifferent) {
+    v.kind = VerdictKind::kNotEquivalent;
+    v.summary = "not equivalent: " + r.detail;
+  } else if (r.outcome == FieldOutcome::kInconclusive) {
+    v.kind = VerdictKind::kInconclusive;
+    v.summary = "inconclusive: a zero divisor in more than " + std::to_string(v.redraws - 1) + " random draws";
+  } else {
+    v.kind = VerdictKind::kError;
+    v.summary = "cannot evaluate over the field: " + r.detail;
+  }
+}
+
+void certify(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const VerifyOptions& o,
+             const LaxInfo& lr, const LaxInfo& lc, Rng& rng, Verdict& v) {
+  const bool sqrt = lr.has_sqrt || lc.has_sqrt;
+  const SqrtMode sm = sqrt ? SqrtMode::kFreshVariable : SqrtMode::kPowerMap;
+  const auto want = full_boxes(ref);
+  Round r = run_tests(ref, cand, o, sm, want, v.permutation, rng, 1, v);
+  if (r.outcome == FieldOutcome::kEqual) {
+    v.bound = test_bound(lr, lc, v.permutation, o.field);
+    const int n = v.bound.vacuous ? o.no_bound_tests
+                                  : std::min(tests_needed(v.bound.epsilon, o.delta), o.max_tests);
+    r = run_tests(ref, cand, o, sm, want, v.permutation, rng, n, v);
+  }
+  if (r.outcome != FieldOutcome::kEqual) {
+    if (r.outcome == FieldOutcome::kDifferent && sqrt) {  // equal only through sqrt identities?
+      std::vector<int> perm;
+      Verdict scratch;
+      const Round pm = run_tests(ref, cand, o, SqrtMode::kPowerMap, want, perm, rng, 1, scratch);
+      if (pm.outcome == FieldOutcome::kEqual) {
+        v.kind = VerdictKind::kUnproved;
+        v.permutation = perm;
+        v.summary = "unproved: equal with power-map sqrt but not with sqrt as a fresh variable (" +
+                    r.detail + "), i.e. only through identities like sqrt(x) sqrt(y) = sqrt(x y)";
+        return;
+      }
+    }
+    finish_field_failure(r, v);
+    return;
+  }
+  if (!v.bound.vacuous) v.delta_achieved = std::pow(v.bound.epsilon, v.tests);
+  v.floats = float_check(ref, cand, v.permutation, o.seed);
+  v.float_checked = true;
+  if (!v.floats.ok) {
+    v.kind = VerdictKind::kUnstable;
+    v.summary = "rejected by the float check: equal over the field, numerically far worse";
+  } else if (v.bound.vacuous) {
+    v.kind = VerdictKind::kPassed;
+    v.summary = "passed " + std::to_string(v.tests) + " field tests; no bound (" + v.bound.note + ")";
+  } else if (v.delta_achieved > o.delta) {
+    v.kind = VerdictKind::kPassed;
+    v.summary = "passed " + std::to_string(v.tests) + " field tests; delta " + fmt(v.delta_achieved) +
+                " not below the requested " + fmt(o.delta) + " (test cap)";
+  } else {
+    v.kind = VerdictKind::kVerified;
+    v.summary = "verified: false-accept probability <= " + fmt(v.delta_achieved);
+  }
+}
+
+}  // namespace
+
+std::string_view verdict_name(VerdictKind k) {
+  switch (k) {
+    case VerdictKind::kVerified: return "VERIFIED";
+    case VerdictKind::kPassed: return "PASSED";
+    case VerdictKind::kNotEquivalent: return "NOT EQUIVALENT";
+    case VerdictKind::kUnstable: return "UNSTABLE";
+    case VerdictKind::kUnproved: return "UNPROVED";
+    case VerdictKind::kInconclusive: return "INCONCLUSIVE";
+    case VerdictKind::kError: return "ERROR";
+  }
+  return "?";
+}
+
+Verdict check(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const VerifyOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Verdict v;
+  v.mode = o.mode;
+  Status s = check_same_inputs(ref, cand);
+  if (s.ok()) s = check_output_shapes(ref, cand);
+  if (s.ok()) s = check_field_params(o.field);
+  if (!s.ok()) {
+    v.summary = s.message();
+    return v;
+  }
+  const LaxInfo lr = classify_lax(ref), lc = classify_lax(cand);
+  v.lax = lr.lax && lc.lax;
+  Rng rng(o.seed);
+  if (!v.lax) {
+    v.lax_note = !lr.lax ? "reference: " + lr.reason : "candidate: " + lc.reason;
+    v.floats = float_check(ref, cand, v.permutation, o.seed);
+    v.float_checked = true;
+    v.kind = v.floats.ok ? VerdictKind::kUnproved : VerdictKind::kUnstable;
+    v.summary = std::string(v.floats.ok ? "unproved" : "rejected by the float check") +
+                ": not Lax (" + v.lax_note + "), so only the float check ran";
+  } else if (o.mode == Mode::kScreen) {
+    const auto want = sample_boxes(ref, o.screen_samples, rng);
+    const Round r = run_tests(ref, cand, o, SqrtMode::kPowerMap, want, v.permutation, rng, 1, v);
+    if (r.outcome == FieldOutcome::kEqual) {
+      v.kind = VerdictKind::kPassed;
+      v.summary = "passed the screen: 1 field test on " + std::to_string(v.entries_compared) + " output entries";
+    } else {
+      finish_field_failure(r, v);
+    }
+  } else {
+    certify(ref, cand, o, lr, lc, rng, v);
+  }
+  v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return v;
+}
+
+std::string format_verdict(const Verdict& v, const ir::KernelGraph& ref, const ir::KernelGraph& cand) {
+  std::ostringstream o;
+  o << "verdict: " << verdict_name(v.kind) << " (" << (v.mode == Mode::kScreen ? "screen" : "certify")
+    << ") - " << v.summary << "\n";
+  o << "lax: " << (v.lax ? "yes" : "no, " + v.lax_note) << "\n";
+  o << "tests: " << v.tests << " passed (" << v.redraws << " redrawn after a zero divisor), "
+    << v.entries_compared << " output entries compared per test\n";
+  if (v.mode == Mode::kCertify && v.lax) {
+    if (v.bound.vacuous)
+      o << "delta: no bound (" << v.bound.note << ")\n";
+    else if (v.delta_achieved >= 0)
+      o << "delta: " << fmt(v.delta_achieved) << " achieved (per test " << fmt(v.bound.epsilon) << ", "
+        << v.bound.note << ")\n";
+  }
+  if (v.float_checked) {
+    for (const auto& e : v.floats.outputs)
+      o << "float: output '" << e.name << "' reference error " << fmt(e.ref_err) << ", candidate error "
+        << fmt(e.cand_err) << " (limit " << fmt(e.limit) << ") " << (e.ok ? "ok" : "REJECTED") << "\n";
+    if (!v.floats.note.empty()) o << "float: " << v.floats.note << "\n";
+  }
+  if (!v.permutation.empty()) {
+    o << "outputs:";
+    for (size_t i = 0; i < v.permutation.size(); ++i)
+      o << " '" << ref.tensor(ref.outputs[i]).name << "' -> '"
+        << cand.tensor(cand.outputs[static_cast<size_t>(v.permutation[i])]).name << "' (#" << v.permutation[i] << ")";
+    o << "\n";
+  }
+  o << "time: " << fmt(v.seconds) << " s\n";
+  return o.str();
+}
+
+}  // namespace mugraph::verify
