@@ -30,7 +30,7 @@ TEST(Dot, BlockGraphsAreClustersWithEveryNode) {
   EXPECT_EQ(count(dot, "[label=\"iter ") + count(dot, "[label=\"accum ") +
                 count(dot, "[label=\"save ") + count(dot, "[label=\"matmul") +
                 count(dot, "[label=\"exp") + count(dot, "[label=\"sum") +
-                count(dot, "[label=\"reshape") + count(dot, "[label=\"div"),
+                count(dot, "[label=\"reshape") + count(dot, "[label=\"div") + count(dot, "[label=\"scale"),
             block_nodes);
   // Every kernel tensor is a node.
   for (size_t t = 0; t < g.tensors.size(); ++t)
