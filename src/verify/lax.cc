@@ -133,6 +133,13 @@ struct Walker {
              const std::string& where, double mult) {
     using K = ir::OpKind;
     const Form& x = *in[0];
+    if (op == K::kDiv || op == K::kReciprocal) {  // count divisions by exp-free values (for z)
+      const Form& y = op == K::kDiv ? *in[1] : x;
+      if (!y.num.exp && !y.den.exp) {
+        info.divisions += static_cast<double>(out.numel()) * mult;
+        info.divisor_degree = std::max(info.divisor_degree, y.num.deg);
+      }
+    }
     switch (op) {
       case K::kMatmul: return sum(mul(x, *in[1]), static_cast<double>(shapes[0][shapes[0].rank - 1]));
       case K::kConcatMatmul:
@@ -325,7 +332,10 @@ TestBound test_bound(const LaxInfo& ref, const LaxInfo& cand, const std::vector<
       }
     }
     const double n = ref.sqrt_evaluations + cand.sqrt_evaluations;
-    b.epsilon = 2 * (b.epsilon + n * n / 2 * std::max(ref.radicand_degree, cand.radicand_degree) * 2 / p);
+    const double z = (ref.divisions + cand.divisions) *
+                     std::max(ref.divisor_degree, cand.divisor_degree) / q;
+    b.epsilon = (b.epsilon + n * n / 2 * std::max(ref.radicand_degree, cand.radicand_degree) * 2 / p) /
+                ((1 - 1 / q) * (1 - std::min(z, 1.0)));
     if (!b.vacuous && !(b.epsilon < 1)) {
       b.vacuous = true;
       b.note += ": per-test bound " + fmt(b.epsilon) + " >= 1";

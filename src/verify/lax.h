@@ -25,8 +25,12 @@
 //   exp-free programs:  (D / p) (D / q)     Schwartz-Zippel in each field, independently drawn,
 //                                           when coefficients stay below q (else D / p alone);
 //   otherwise:          8 d k^4 / q + q^(-1/k^2)   (Theorem 2; needs q > 2w),
-// plus C(n, 2) d_r / p for two of the n sqrt radicands colliding, all doubled (the test is
-// conditioned on meeting no zero divisor and on w != 1, each of probability far above 1/2).
+// plus C(n, 2) d_r / p for two of the n sqrt radicands colliding, divided by (1 - 1/q)(1 - z):
+// w is drawn among the q - 1 roots other than 1, and a test that meets a zero divisor is redrawn,
+// which conditions it on the event of probability 1 - z. For divisors without exp, z is at most
+// (number of divisions evaluated) x (divisor degree) / q and is included. For divisors that are
+// sums of exps (softmax) the theory gives no useful bound on z; it is left out, and the verdict
+// reports how many draws met a zero divisor (none, in every run we have made).
 // When this is >= 1 the bound is vacuous and the verdict says "no bound". Softmax over 4096
 // keys has k = 4096 and is vacuous: q^(-1/k^2) is 1 - 1.3e-6.
 #pragma once
@@ -66,6 +70,8 @@ struct LaxInfo {
   std::vector<Form> outputs;
   double sqrt_evaluations = 0;     // over all blocks and iterations
   double radicand_degree = 0;
+  double divisions = 0;            // divisions by exp-free values, over all blocks and iterations
+  double divisor_degree = 0;       // their max degree
 };
 
 // Classifies `g` and bounds the Eq. 2 form of each output.
