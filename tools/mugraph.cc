@@ -27,6 +27,7 @@ struct Options {
   double tol = 1e-9;
   double delta = 1e-9;
   bool screen = false;
+  int samples = verify::kScreenSamples;
 };
 
 int fail(const Status& s) {
@@ -106,6 +107,8 @@ int cmd_verify(const Options& o) {
   vo.mode = o.screen ? verify::Mode::kScreen : verify::Mode::kCertify;
   vo.delta = o.delta;
   vo.seed = o.seed;
+  if (o.samples < 1) return fail(error("--samples must be at least 1, got ", o.samples));
+  vo.screen_samples = o.samples;
   auto v = driver::verify_graphs(*a, *b, vo);
   if (!v.ok()) return fail(v.status().with_context(o.file + " vs " + o.file_b + ": "));
   std::cout << verify::format_verdict(*v, *a, *b);
@@ -164,6 +167,7 @@ int main(int argc, char** argv) {
   ver->add_option("--delta", o.delta, "certify: bound on wrongly accepting (default 1e-9)");
   ver->add_option("--seed", o.seed, "random seed (default 0)");
   ver->add_flag("--screen", o.screen, "one cheap test on sampled output entries (what the search uses)");
+  ver->add_option("--samples", o.samples, "screen: output entries sampled per output (default 4)");
   ver->add_option("--target", o.target, targets);
   auto* dot = app.add_subcommand("dot", "print the uGraph as Graphviz DOT");
   dot->add_option("FILE", o.file, "uGraph (text or JSON)")->required();

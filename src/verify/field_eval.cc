@@ -1,7 +1,9 @@
 #include "verify/field_eval.h"
 
 #include <algorithm>
+#include <exception>
 #include <optional>
+#include <thread>
 
 #include "verify/interpret.h"
 
@@ -250,16 +252,15 @@ const HostTensor<FF>* view(const BoxTensor& src, const Box& want, std::vector<Ho
   return &keep.back();
 }
 
-void run_graph_defined(const ir::KernelOp& op, const BlockPlan& plan,
-                       std::vector<std::optional<BoxTensor>>& v, const ir::KernelGraph& g) {
+// Runs blocks begin, begin + step, ... of the plan, writing their tiles into `outs`.
+void run_blocks(const ir::KernelOp& op, const BlockPlan& plan,
+                const std::vector<std::optional<BoxTensor>>& v, std::vector<BoxTensor>& outs,
+                size_t begin, size_t step) {
   const ir::BlockGraph& bg = *op.block;
   const auto savers = nodes_of(bg, ir::BlockNodeKind::kOutputSaver);
   const auto iters = nodes_of(bg, ir::BlockNodeKind::kInputIterator);
-  std::vector<BoxTensor> outs;
-  for (size_t o = 0; o < op.outputs.size(); ++o)
-    outs.push_back({g.tensor(op.outputs[o]).type.shape, plan.produced[o],
-                    HostTensor<FF>(plan.produced[o].extents(), FF{})});
-  for (const auto& b : plan.blocks) {
+  for (size_t k = begin; k < plan.blocks.size(); k += step) {
+    const auto& b = plan.blocks[k];
     std::vector<HostTensor<FF>> chunks(op.inputs.size());
     for (const ir::BlockNode* it : iters) {
       const auto j = static_cast<size_t>(it->input_index);
@@ -271,6 +272,43 @@ void run_graph_defined(const ir::KernelOp& op, const BlockPlan& plan,
     const Tensors<FF> tiles = detail::run_block_on_chunks(bg, ptrs);
     for (size_t o = 0; o < savers.size(); ++o)
       scatter(outs[o], block_region(bg, savers[o]->omap, bg.output_types[o].shape, b), tiles[o]);
+  }
+}
+
+// Runs the plan's blocks, spread over the machine's cores: blocks write disjoint tiles, and each
+// worker gets its own copy of the field context (its flags are merged back), so the result does
+// not depend on the number of threads.
+void run_graph_defined(const ir::KernelOp& op, const BlockPlan& plan,
+                       std::vector<std::optional<BoxTensor>>& v, const ir::KernelGraph& g) {
+  std::vector<BoxTensor> outs;
+  for (size_t o = 0; o < op.outputs.size(); ++o)
+    outs.push_back({g.tensor(op.outputs[o]).type.shape, plan.produced[o],
+                    HostTensor<FF>(plan.produced[o].extents(), FF{})});
+  const size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), plan.blocks.size());
+  FieldContext& parent = field_context();
+  std::vector<FieldContext> ctx(n > 1 ? n - 1 : 0, parent);
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<std::thread> workers;
+  for (size_t t = 1; t < n; ++t)
+    workers.emplace_back([&, t] {
+      FieldScope scope(ctx[t - 1]);
+      try {
+        run_blocks(op, plan, v, outs, t, n);
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    });
+  try {
+    run_blocks(op, plan, v, outs, 0, std::max<size_t>(n, 1));
+  } catch (...) {
+    errors[0] = std::current_exception();
+  }
+  for (auto& w : workers) w.join();
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  for (const FieldContext& c : ctx) {
+    parent.zero_divisor = parent.zero_divisor || c.zero_divisor;
+    if (parent.invalid.empty()) parent.invalid = c.invalid;
   }
   for (size_t o = 0; o < op.outputs.size(); ++o) v[static_cast<size_t>(op.outputs[o])] = std::move(outs[o]);
 }

@@ -11,13 +11,19 @@ uint64_t reduce(int64_t x, uint64_t m) {
   return m - 1 - r;
 }
 
-// a / b in Z_m via Fermat's inverse b^(m-2); records a zero divisor and returns 0 when b = 0.
-uint64_t checked_div(uint64_t a, uint64_t b, const Barrett& bm) {
+// a / b in Z_m via Fermat's inverse b^(m-2) (cached for a repeated b in slot `which`); records
+// a zero divisor and returns 0 when b = 0.
+uint64_t checked_div(uint64_t a, uint64_t b, const Barrett& bm, int which) {
+  FieldContext& c = field_context();
   if (b == 0) {
-    field_context().zero_divisor = true;
+    c.zero_divisor = true;
     return 0;
   }
-  return bm.mul(a, pow_barrett(b, bm.m - 2, bm));
+  if (c.last_divisor[which] != b) {
+    c.last_divisor[which] = b;
+    c.last_inverse[which] = pow_barrett(b, bm.m - 2, bm);
+  }
+  return bm.mul(a, c.last_inverse[which]);
 }
 
 // splitmix64's output function: a bijective 64-bit mixer.
@@ -108,7 +114,7 @@ uint64_t random_root_of_unity(const FieldParams& f, Rng& rng) {
 
 FieldContext::FieldContext(const FieldParams& f, uint64_t w, SqrtMode mode, uint64_t oracle_seed)
     : params(f), prepared(f), omega(w), sqrt_mode(mode) {
-  if (mode == SqrtMode::kFreshVariable) oracle = std::make_unique<SqrtOracle>(oracle_seed);
+  oracle.seed = oracle_seed;
   // w^lo for lo < 2^16 and w^(hi 2^16) for hi 2^16 < q.
   const Barrett& bp = prepared.bp;
   const uint64_t nhi = (f.q >> 16) + 1;
@@ -125,10 +131,9 @@ uint64_t FieldContext::omega_pow(uint64_t x) const {
   return prepared.bp.mul(omega_hi[x >> 16], omega_lo[x & 0xffff]);
 }
 
-FF SqrtOracle::root(const FF& x, const FieldParams& f) {
-  auto [it, fresh] = table_.try_emplace({x.p, x.has_q ? x.q : 0, x.has_q});
-  if (fresh) it->second = {rng_.below(f.p), rng_.below(f.q)};
-  return {it->second.first, x.has_q ? it->second.second : 0, x.has_q};
+FF SqrtOracle::root(const FF& x, const FieldParams& f) const {
+  const FF r = hashed_ff(f, seed, x.p, x.has_q ? (x.q << 1) | 1 : 0);
+  return {r.p, x.has_q ? r.q : 0, x.has_q};
 }
 
 FieldScope::FieldScope(FieldContext& ctx) : prev_(detail::tls_field_context) {
@@ -144,7 +149,7 @@ FieldContext& field_context() {
 FF operator/(const FF& a, const FF& b) {
   const PreparedField& f = field_context().prepared;
   const bool has_q = a.has_q && b.has_q;
-  return {checked_div(a.p, b.p, f.bp), has_q ? checked_div(a.q, b.q, f.bq) : 0, has_q};
+  return {checked_div(a.p, b.p, f.bp, 0), has_q ? checked_div(a.q, b.q, f.bq, 1) : 0, has_q};
 }
 
 FF random_ff(const FieldParams& f, Rng& rng) { return {rng.below(f.p), rng.below(f.q), true}; }
@@ -157,34 +162,44 @@ FF hashed_ff(const FieldParams& f, uint64_t key, uint64_t stream, uint64_t index
 void matmul_block(const FF* a, const FF* b, FF* out, int64_t m, int64_t k, int64_t n) {
   const PreparedField& f = detail::params();
   constexpr int64_t kLazy = 15;  // 15 (m-1)^2 + m < 2^128 for m < 2^62
-  std::vector<unsigned __int128> ap(static_cast<size_t>(n)), aq(static_cast<size_t>(n));
-  std::vector<char> colq(static_cast<size_t>(n), 1);
+  const auto nn = static_cast<size_t>(n);
+  // b as two plain arrays (the hot loop then streams 8-byte values, not 24-byte structs).
+  std::vector<uint64_t> bp(static_cast<size_t>(k) * nn), bq(bp.size());
+  std::vector<char> colq(nn, 1);
   for (int64_t t = 0; t < k; ++t)
-    for (int64_t j = 0; j < n; ++j) colq[static_cast<size_t>(j)] &= b[t * n + j].has_q;
+    for (size_t j = 0; j < nn; ++j) {
+      const FF& x = b[static_cast<size_t>(t) * nn + j];
+      bp[static_cast<size_t>(t) * nn + j] = x.p;
+      bq[static_cast<size_t>(t) * nn + j] = x.q;
+      colq[j] &= x.has_q;
+    }
+  std::vector<unsigned __int128> accp(nn), accq(nn);
+  const bool q_small = f.q < (uint64_t{1} << 32);
   for (int64_t i = 0; i < m; ++i) {
-    std::fill(ap.begin(), ap.end(), 0);
-    std::fill(aq.begin(), aq.end(), 0);
+    std::fill(accp.begin(), accp.end(), 0);
+    std::fill(accq.begin(), accq.end(), 0);
     bool rowq = true;
     for (int64_t t = 0; t < k; ++t) {
       const FF& x = a[i * k + t];
       rowq &= x.has_q;
-      const FF* brow = b + t * n;
-      for (int64_t j = 0; j < n; ++j) {
-        ap[static_cast<size_t>(j)] += static_cast<unsigned __int128>(x.p) * brow[j].p;
-        aq[static_cast<size_t>(j)] += static_cast<unsigned __int128>(x.q) * brow[j].q;
-      }
+      const uint64_t* rp = bp.data() + static_cast<size_t>(t) * nn;
+      const uint64_t* rq = bq.data() + static_cast<size_t>(t) * nn;
+      for (size_t j = 0; j < nn; ++j) accp[j] += static_cast<unsigned __int128>(x.p) * rp[j];
+      if (q_small)  // q < 2^32: the product fits in 64 bits (a cheaper multiply)
+        for (size_t j = 0; j < nn; ++j) accq[j] += x.q * rq[j];
+      else
+        for (size_t j = 0; j < nn; ++j) accq[j] += static_cast<unsigned __int128>(x.q) * rq[j];
       if ((t + 1) % kLazy == 0)
-        for (int64_t j = 0; j < n; ++j) {
-          ap[static_cast<size_t>(j)] = reduce_u128(ap[static_cast<size_t>(j)], f.bp, f.r64p);
-          aq[static_cast<size_t>(j)] = reduce_u128(aq[static_cast<size_t>(j)], f.bq, f.r64q);
+        for (size_t j = 0; j < nn; ++j) {
+          accp[j] = reduce_u128(accp[j], f.bp, f.r64p);
+          accq[j] = reduce_u128(accq[j], f.bq, f.r64q);
         }
     }
-    for (int64_t j = 0; j < n; ++j) {
-      FF& o = out[i * n + j];
-      const bool hq = o.has_q && rowq && colq[static_cast<size_t>(j)];
-      o = {detail::add_mod(o.p, reduce_u128(ap[static_cast<size_t>(j)], f.bp, f.r64p), f.p),
-           hq ? detail::add_mod(o.q, reduce_u128(aq[static_cast<size_t>(j)], f.bq, f.r64q), f.q) : 0,
-           hq};
+    for (size_t j = 0; j < nn; ++j) {
+      FF& o = out[static_cast<size_t>(i) * nn + j];
+      const bool hq = o.has_q && rowq && colq[j];
+      o = {detail::add_mod(o.p, reduce_u128(accp[j], f.bp, f.r64p), f.p),
+           hq ? detail::add_mod(o.q, reduce_u128(accq[j], f.bq, f.r64q), f.q) : 0, hq};
     }
   }
 }
@@ -201,7 +216,7 @@ FF Arith<FF>::exp(const FF& x) {
 
 FF Arith<FF>::sqrt(const FF& x) {
   FieldContext& c = field_context();
-  if (c.sqrt_mode == SqrtMode::kFreshVariable) return c.oracle->root(x, c.params);
+  if (c.sqrt_mode == SqrtMode::kFreshVariable) return c.oracle.root(x, c.params);
   const PreparedField& f = c.prepared;
   return {pow_barrett(x.p, (f.p + 1) / 4, f.bp), x.has_q ? pow_barrett(x.q, (f.q + 1) / 4, f.bq) : 0,
           x.has_q};

@@ -28,9 +28,9 @@
 // covers +, -, *, / and exp only, and the power map above is a polynomial of degree ~p/4, so
 // no useful bound follows for it (worse: sqrt(c^2 x) evaluates to chi(c) c sqrt(x) with chi the
 // Legendre symbol, so a sign error on a constant whose chi(c) = -1 is never caught). In this mode
-// sqrt(x) is a lazily sampled uniformly random function of the value x, shared by the two
-// programs of one test: equal radicands get equal roots, and each distinct radicand gets a fresh
-// uniform (Z_p, Z_q) value. A program is then a rational function of its inputs and of one new
+// sqrt(x) is a random function of the value x, drawn per test and shared by the two programs of
+// the test: equal radicands get equal roots, and each distinct radicand gets an independent
+// uniform (Z_p, Z_q) value (pseudo-random, from the same keyed hash as the inputs). A program is then a rational function of its inputs and of one new
 // variable per radicand; two programs that differ over the reals differ as such functions (put
 // the real roots back in), so Theorem 2 applies with the roots as extra inputs, plus the chance
 // that two different radicands collide (verify/lax.h counts it). The price: sqrt(x) sqrt(y) =
@@ -116,18 +116,13 @@ uint64_t random_root_of_unity(const FieldParams& f, Rng& rng);
 
 struct FF;
 
-// The random function behind fresh-variable sqrt: a table from radicand to root, filled on
-// demand from its own generator (so the values depend only on the seed and the order in which
-// distinct radicands are first met; evaluation is single-threaded, so that order is fixed).
-class SqrtOracle {
- public:
-  explicit SqrtOracle(uint64_t seed) : rng_(seed) {}
-  FF root(const FF& x, const FieldParams& f);
-  size_t size() const { return table_.size(); }
-
- private:
-  Rng rng_;
-  std::map<std::tuple<uint64_t, uint64_t, bool>, std::pair<uint64_t, uint64_t>> table_;
+// The random function behind fresh-variable sqrt: the root of x is hashed_ff(seed, x) (below),
+// a pseudo-random function of the radicand drawn fresh with each test's seed. Being a pure
+// function of (seed, x), it needs no table, is the same in every thread, and gives equal roots
+// to equal radicands in both programs.
+struct SqrtOracle {
+  uint64_t seed = 0;
+  FF root(const FF& x, const FieldParams& f) const;
 };
 
 // The per-thread evaluation context: the field, w, the sqrt semantics, and what went wrong
@@ -139,11 +134,14 @@ struct FieldContext {
   PreparedField prepared;
   uint64_t omega = 1;
   SqrtMode sqrt_mode = SqrtMode::kPowerMap;
-  std::unique_ptr<SqrtOracle> oracle;  // set in kFreshVariable mode
+  SqrtOracle oracle;  // used in kFreshVariable mode
   std::vector<uint64_t> omega_lo, omega_hi;
   bool zero_divisor = false;
   std::string invalid;  // first non-Lax event (e.g. "relu is not in the Lax fragment")
   uint64_t omega_pow(uint64_t x) const;  // w^x mod p for x < q
+  // The last divisor and its inverse per field: a broadcast division (x / rms) divides a whole
+  // row by one value, so one Fermat inversion serves the row.
+  uint64_t last_divisor[2] = {0, 0}, last_inverse[2] = {0, 0};
 };
 
 // Installs `ctx` as this thread's context for its lifetime (nesting restores the outer one).

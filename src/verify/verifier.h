@@ -33,7 +33,7 @@ namespace mugraph::verify {
 
 enum class Mode { kScreen, kCertify };
 
-inline constexpr int kScreenSamples = 8;  // output entries sampled per output in screen mode
+inline constexpr int kScreenSamples = 4;  // output entries sampled per output in screen mode
 inline constexpr int kNoBoundTests = 4;   // certify tests when no bound applies
 
 struct VerifyOptions {
