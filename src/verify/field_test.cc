@@ -16,9 +16,6 @@ FieldTestResult run(const ir::KernelGraph& g, const Tensors<FF>& in, Tensors<FF>
   return {FieldOutcome::kEqual, ""};
 }
 
-// Two output values agree if their Z_p parts do and, where both still have one, their Z_q parts
-// (a value downstream of an exp has no Z_q part, Table 3).
-bool agree(const FF& a, const FF& b) { return a.p == b.p && (!a.has_q || !b.has_q || a.q == b.q); }
 
 }  // namespace
 
@@ -43,7 +40,7 @@ FieldTestResult field_test(const ir::KernelGraph& ref, const ir::KernelGraph& ca
   if (FieldTestResult r = run(cand, in, b); r.outcome != FieldOutcome::kEqual) return r;
   for (size_t o = 0; o < a.size(); ++o)
     for (size_t i = 0; i < a[o].data.size(); ++i)
-      if (!agree(a[o].data[i], b[o].data[i]))
+      if (!field_values_agree(a[o].data[i], b[o].data[i]))
         return {FieldOutcome::kDifferent, "output " + std::to_string(o) + " '" +
                                               cand.tensor(cand.outputs[o]).name + "' entry " +
                                               std::to_string(i) + " differs"};

@@ -28,6 +28,12 @@ struct FieldTestResult {
   std::string detail;  // for kDifferent: the first differing output and entry
 };
 
+// Two output values agree if their Z_p parts do and, where both still have one, their Z_q parts
+// (a value downstream of an exp has no Z_q part, Table 3).
+inline bool field_values_agree(const FF& a, const FF& b) {
+  return a.p == b.p && (!a.has_q || !b.has_q || a.q == b.q);
+}
+
 // Uniform random inputs in Z_p x Z_q for `g`.
 Tensors<FF> random_field_inputs(const ir::KernelGraph& g, const FieldParams& f, Rng& rng);
 

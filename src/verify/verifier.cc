@@ -31,13 +31,11 @@ std::string index_text(const Box& box, int64_t compact) {
   return s + "]";
 }
 
-bool agree(const FF& a, const FF& b) { return a.p == b.p && (!a.has_q || !b.has_q || a.q == b.q); }
-
 // The first entry of `want` where a and b differ, or -1.
 int64_t first_difference(const BoxTensor& a, const BoxTensor& b, const Box& want) {
   const HostTensor<FF> x = gather(a, want), y = gather(b, want);
   for (size_t i = 0; i < x.data.size(); ++i)
-    if (!agree(x.data[i], y.data[i])) return static_cast<int64_t>(i);
+    if (!field_values_agree(x.data[i], y.data[i])) return static_cast<int64_t>(i);
   return -1;
 }
 
