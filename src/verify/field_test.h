@@ -1,9 +1,11 @@
-// One random test of two uGraphs over Z_p x Z_q (Mirage §5.2): both run through the reference
-// interpreter on the same uniformly random inputs and the same random q-th root of unity w, and
-// every output entry is compared. This is the building block of the verifier's screen and
-// certify modes; it says nothing about how many tests make a proof.
+// One random test of two uGraphs over Z_p x Z_q (Mirage §5.2): both are evaluated in full
+// (verify/field_eval.h) on the same pseudo-random inputs and the same random q-th root of unity
+// w, and every output entry is compared in order. The verifier (verify/verifier.h) builds its
+// screen and certify modes from the same pieces; this says nothing about how many tests make a
+// proof.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "ir/graph.h"
@@ -34,8 +36,9 @@ inline bool field_values_agree(const FF& a, const FF& b) {
   return a.p == b.p && (!a.has_q || !b.has_q || a.q == b.q);
 }
 
-// Uniform random inputs in Z_p x Z_q for `g`.
-Tensors<FF> random_field_inputs(const ir::KernelGraph& g, const FieldParams& f, Rng& rng);
+// What spoiled the evaluation just run in the current field context (a non-Lax event: kInvalid;
+// a zero divisor: kInconclusive), or nullopt when it is usable.
+std::optional<FieldTestResult> field_run_problem();
 
 // Runs one test of `ref` against `cand` (outputs compared in order) with fresh inputs and w.
 FieldTestResult field_test(const ir::KernelGraph& ref, const ir::KernelGraph& cand,

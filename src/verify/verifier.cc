@@ -58,11 +58,9 @@ bool assign(const std::vector<std::vector<bool>>& ok, size_t i, std::vector<int>
 
 // Whether the evaluation just run met a non-Lax event or a zero divisor (then r says which).
 bool flags_bad(Round& r) {
-  const FieldContext& c = field_context();
-  if (!c.invalid.empty()) r = {FieldOutcome::kInvalid, c.invalid, 0};
-  else if (c.zero_divisor) r = {FieldOutcome::kInconclusive, "zero divisor met", 0};
-  else return false;
-  return true;
+  const auto bad = field_run_problem();
+  if (bad) r = {bad->outcome, bad->detail, 0};
+  return bad.has_value();
 }
 
 // One random test: ref at `want`, cand at the matching boxes, compared (and perm found if empty).
