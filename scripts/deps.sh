@@ -2,7 +2,7 @@
 # Installs the Debian packages mugraph needs to build and test, if any is missing.
 # Idempotent and quiet when everything is already there.
 set -euo pipefail
-pkgs=(cmake ninja-build g++ python3 libgtest-dev nlohmann-json3-dev libcli11-dev)
+pkgs=(cmake ninja-build g++ python3 libgtest-dev nlohmann-json3-dev libcli11-dev libz3-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

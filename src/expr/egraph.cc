@@ -1,0 +1,409 @@
+#include "expr/egraph.h"
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <map>
+
+namespace mugraph::expr {
+namespace {
+
+size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+}  // namespace
+
+size_t EGraph::NodeHash::operator()(const ENode& n) const {
+  size_t h = static_cast<size_t>(n.kind);
+  h = mix(h, static_cast<size_t>(n.k));
+  h = mix(h, n.name);
+  h = mix(h, n.a);
+  return mix(h, n.b);
+}
+
+ClassId EGraph::find(ClassId c) const {
+  while (parent_[c] != c) c = parent_[c];
+  return c;
+}
+
+ENode EGraph::canonical(ENode n) const {
+  if (n.a != kNoClass) n.a = find(n.a);
+  if (n.b != kNoClass) n.b = find(n.b);
+  return n;
+}
+
+uint32_t EGraph::intern_name(std::string_view s) {
+  auto [it, inserted] = name_ids_.emplace(std::string(s), static_cast<uint32_t>(names_.size()));
+  if (inserted) names_.emplace_back(s);
+  return it->second;
+}
+
+ClassId EGraph::add(const ENode& node) {
+  const ENode n = canonical(node);
+  if (auto it = memo_.find(n); it != memo_.end()) return find(it->second);
+  const auto c = static_cast<ClassId>(parent_.size());
+  parent_.push_back(c);
+  const auto id = static_cast<uint32_t>(nodes_.size());
+  nodes_.push_back(n);
+  node_class_.push_back(c);
+  memo_.emplace(n, c);
+  class_nodes_.push_back({id});
+  best_size_.clear();
+  return c;
+}
+
+ClassId EGraph::add_expr(Expr e) {
+  ENode n{e->kind, e->k, 0, kNoClass, kNoClass};
+  if (e->kind == ExprKind::kInput) n.name = intern_name(e->name);
+  if (e->a) n.a = add_expr(e->a);
+  if (e->b) n.b = add_expr(e->b);
+  return add(n);
+}
+
+bool EGraph::merge(ClassId x, ClassId y) {
+  x = find(x);
+  y = find(y);
+  if (x == y) return false;
+  if (y < x) std::swap(x, y);
+  parent_[y] = x;  // the smaller id stays canonical: deterministic
+  best_size_.clear();
+  return true;
+}
+
+void EGraph::rebuild() {
+  // Re-canonicalize every node; two nodes that became equal put their classes together
+  // (congruence). Repeat until a pass merges nothing, dropping duplicate nodes as we go.
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    memo_.clear();
+    std::vector<ENode> kept;
+    std::vector<ClassId> kept_class;
+    kept.reserve(nodes_.size());
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      const ENode n = canonical(nodes_[i]);
+      const ClassId c = find(node_class_[i]);
+      auto [it, inserted] = memo_.emplace(n, c);
+      if (!inserted) {
+        if (merge(it->second, c)) changed = true;
+        continue;
+      }
+      kept.push_back(n);
+      kept_class.push_back(c);
+    }
+    nodes_ = std::move(kept);
+    node_class_ = std::move(kept_class);
+  }
+  for (ClassId c = 0; c < parent_.size(); ++c) parent_[c] = find(c);
+  for (auto& [n, c] : memo_) c = find(c);
+  for (auto& l : class_nodes_) l.clear();
+  for (uint32_t i = 0; i < nodes_.size(); ++i) {
+    node_class_[i] = find(node_class_[i]);
+    class_nodes_[node_class_[i]].push_back(i);
+  }
+}
+
+size_t EGraph::num_classes() const {
+  size_t n = 0;
+  for (ClassId c = 0; c < parent_.size(); ++c) n += parent_[c] == c;
+  return n;
+}
+
+std::vector<ClassId> EGraph::classes() const {
+  std::vector<ClassId> out;
+  for (ClassId c = 0; c < parent_.size(); ++c)
+    if (parent_[c] == c) out.push_back(c);
+  return out;
+}
+
+std::optional<ClassId> EGraph::lookup(Expr e) const {
+  ENode n{e->kind, e->k, 0, kNoClass, kNoClass};
+  if (e->kind == ExprKind::kInput) {
+    auto it = name_ids_.find(std::string(e->name));
+    if (it == name_ids_.end()) return std::nullopt;
+    n.name = it->second;
+  }
+  if (e->a) {
+    auto a = lookup(e->a);
+    if (!a) return std::nullopt;
+    n.a = *a;
+  }
+  if (e->b) {
+    auto b = lookup(e->b);
+    if (!b) return std::nullopt;
+    n.b = *b;
+  }
+  auto it = memo_.find(canonical(n));
+  if (it == memo_.end()) return std::nullopt;
+  return find(it->second);
+}
+
+std::vector<bool> EGraph::reachable_from(const std::vector<ClassId>& roots) const {
+  std::vector<bool> seen(parent_.size(), false);
+  std::vector<ClassId> stack;
+  for (ClassId r : roots) {
+    r = find(r);
+    if (!seen[r]) seen[r] = true, stack.push_back(r);
+  }
+  while (!stack.empty()) {
+    const ClassId c = stack.back();
+    stack.pop_back();
+    for (uint32_t id : class_nodes_[c])
+      for (ClassId ch : {nodes_[id].a, nodes_[id].b})
+        if (ch != kNoClass && !seen[find(ch)]) seen[find(ch)] = true, stack.push_back(find(ch));
+  }
+  return seen;
+}
+
+void EGraph::compute_best() const {
+  if (!best_size_.empty()) return;
+  constexpr uint32_t kInf = UINT32_MAX;
+  best_size_.assign(parent_.size(), kInf);
+  best_node_.assign(parent_.size(), 0);
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (uint32_t i = 0; i < nodes_.size(); ++i) {
+      const ENode& n = nodes_[i];
+      uint64_t s = 1;
+      for (ClassId ch : {n.a, n.b})
+        if (ch != kNoClass) s += best_size_[find(ch)];
+      const ClassId c = find(node_class_[i]);
+      if (s < best_size_[c]) best_size_[c] = static_cast<uint32_t>(s), best_node_[c] = i, changed = true;
+    }
+  }
+}
+
+Expr EGraph::extract(ClassId c, ExprPool& pool) const {
+  compute_best();
+  c = find(c);
+  MG_CHECK(best_size_[c] != UINT32_MAX, "class " << c << " has no finite term");
+  const ENode& n = nodes_[best_node_[c]];
+  Expr a = n.a == kNoClass ? nullptr : extract(n.a, pool);
+  Expr b = n.b == kNoClass ? nullptr : extract(n.b, pool);
+  return pool.make(n.kind, n.k, n.kind == ExprKind::kInput ? names_[n.name] : "", a, b);
+}
+
+std::optional<Expr> EGraph::witness(ClassId root, Expr sub, ExprPool& pool) const {
+  auto target = lookup(sub);
+  if (!target) return std::nullopt;
+  root = find(root);
+  // Breadth-first from the root, remembering how each class was reached.
+  struct Step {
+    ClassId from;
+    uint32_t node;
+    int child;
+  };
+  std::map<ClassId, Step> pred;
+  std::deque<ClassId> queue{root};
+  pred[root] = {kNoClass, 0, -1};
+  while (!queue.empty() && !pred.count(*target)) {
+    const ClassId c = queue.front();
+    queue.pop_front();
+    for (uint32_t id : class_nodes_[c]) {
+      const ClassId kids[2] = {nodes_[id].a, nodes_[id].b};
+      for (int k = 0; k < 2; ++k)
+        if (kids[k] != kNoClass && !pred.count(find(kids[k]))) {
+          pred[find(kids[k])] = {c, id, k};
+          queue.push_back(find(kids[k]));
+        }
+    }
+  }
+  if (!pred.count(*target)) return std::nullopt;
+  Expr term = sub;
+  for (ClassId c = *target; c != root;) {
+    const Step s = pred[c];
+    const ENode& n = nodes_[s.node];
+    Expr a = s.child == 0 ? term : extract(n.a, pool);
+    Expr b = n.b == kNoClass ? nullptr : (s.child == 1 ? term : extract(n.b, pool));
+    term = pool.make(n.kind, n.k, n.kind == ExprKind::kInput ? names_[n.name] : "", a, b);
+    c = s.from;
+  }
+  return term;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Saturation.
+
+namespace {
+
+// Variable bindings of one match: term variables to classes, count variables to integers
+// (0 = unbound; counts are >= 1).
+struct Subst {
+  std::array<ClassId, 6> t;
+  std::array<int64_t, 4> i{};
+  Subst() { t.fill(kNoClass); }
+};
+
+using Continue = const std::function<void(const Subst&)>&;
+
+class Matcher {
+ public:
+  explicit Matcher(const EGraph& g) : g_(g) {}
+
+  void match(const Pattern& p, ClassId c, const Subst& s, Continue k) {
+    if (p.is_var) {
+      ClassId bound = s.t[static_cast<size_t>(p.var)];
+      if (bound == kNoClass) {
+        Subst s2 = s;
+        s2.t[static_cast<size_t>(p.var)] = c;
+        k(s2);
+      } else if (g_.find(bound) == g_.find(c)) {
+        k(s);
+      }
+      return;
+    }
+    for (uint32_t id : g_.nodes_of(c)) {
+      const ENode& n = g_.node(id);
+      if (n.kind != p.kind || (p.kind == ExprKind::kApply && n.k != p.op)) continue;
+      if (p.kind == ExprKind::kSum)
+        match_count(p.count, n.k, s, [&](const Subst& s2) { match_args(p, n, 0, s2, k); });
+      else
+        match_args(p, n, 0, s, k);
+    }
+  }
+
+ private:
+  void match_args(const Pattern& p, const ENode& n, size_t idx, const Subst& s, Continue k) {
+    if (idx == p.args.size()) return k(s);
+    match(p.args[idx], idx == 0 ? n.a : n.b, s,
+          [&](const Subst& s2) { match_args(p, n, idx + 1, s2, k); });
+  }
+
+  static bool bind(Subst& s, int v, int64_t value) {
+    int64_t& slot = s.i[static_cast<size_t>(v)];
+    if (slot != 0 && slot != value) return false;
+    slot = value;
+    return true;
+  }
+
+  void match_count(const CountPattern& cp, int64_t n, const Subst& s, Continue k) {
+    Subst s2 = s;
+    switch (cp.form) {
+      case CountPattern::Form::kLiteral:
+        if (n == cp.literal) k(s);
+        return;
+      case CountPattern::Form::kVar:
+        if (bind(s2, cp.v1, n)) k(s2);
+        return;
+      case CountPattern::Form::kProduct:
+        for (int64_t d : divisors(n)) {
+          Subst s3 = s;
+          if (bind(s3, cp.v1, d) && bind(s3, cp.v2, n / d)) k(s3);
+        }
+        return;
+    }
+  }
+
+  const std::vector<int64_t>& divisors(int64_t n) {
+    auto [it, inserted] = divisors_.try_emplace(n);
+    if (inserted) {
+      std::vector<int64_t> hi;
+      for (int64_t d = 1; d * d <= n; ++d)
+        if (n % d == 0) {
+          it->second.push_back(d);
+          if (d * d != n) hi.push_back(n / d);
+        }
+      it->second.insert(it->second.end(), hi.rbegin(), hi.rend());
+    }
+    return it->second;
+  }
+
+  const EGraph& g_;
+  std::map<int64_t, std::vector<int64_t>> divisors_;
+};
+
+int64_t eval_count(const CountPattern& cp, const Subst& s) {
+  switch (cp.form) {
+    case CountPattern::Form::kLiteral:
+      return cp.literal;
+    case CountPattern::Form::kVar:
+      return s.i[static_cast<size_t>(cp.v1)];
+    case CountPattern::Form::kProduct: {
+      const int64_t a = s.i[static_cast<size_t>(cp.v1)], b = s.i[static_cast<size_t>(cp.v2)];
+      MG_CHECK(a >= 1 && b >= 1 && a <= (int64_t(1) << 62) / b, "sum count overflow");
+      return a * b;
+    }
+  }
+  return 0;
+}
+
+ClassId instantiate(EGraph& g, const Pattern& p, const Subst& s) {
+  if (p.is_var) {
+    const ClassId c = s.t[static_cast<size_t>(p.var)];
+    MG_CHECK(c != kNoClass, "unbound pattern variable");
+    return c;
+  }
+  ENode n{p.kind, 0, 0, kNoClass, kNoClass};
+  if (p.kind == ExprKind::kSum) n.k = eval_count(p.count, s);
+  if (p.kind == ExprKind::kApply) n.k = p.op;
+  if (p.args.size() > 0) n.a = instantiate(g, p.args[0], s);
+  if (p.args.size() > 1) n.b = instantiate(g, p.args[1], s);
+  return g.add(n);
+}
+
+struct Match {
+  size_t axiom;
+  bool reverse;
+  ClassId cls;
+  Subst subst;
+};
+
+}  // namespace
+
+SaturationReport saturate(EGraph& g, const std::vector<Axiom>& axioms,
+                          const SaturationLimits& limits) {
+  const auto t0 = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  for (const Axiom& ax : axioms)
+    MG_CHECK(ax.term_vars.size() <= 6 && ax.int_vars.size() <= 4, ax.name << ": too many variables");
+  SaturationReport r;
+  r.hits.assign(axioms.size(), 0);
+  g.rebuild();
+  Matcher matcher(g);
+  while (true) {
+    if (r.iterations >= limits.max_iterations) {
+      r.stop_reason = "iteration limit";
+      break;
+    }
+    if (elapsed() > limits.max_seconds) {
+      r.stop_reason = "time limit";
+      break;
+    }
+    ++r.iterations;
+    std::vector<Match> matches;
+    for (size_t a = 0; a < axioms.size(); ++a)
+      for (bool reverse : {false, true}) {
+        const Pattern& from = reverse ? axioms[a].rhs_pattern : axioms[a].lhs_pattern;
+        for (ClassId c : g.classes())
+          matcher.match(from, c, Subst(), [&](const Subst& s) { matches.push_back({a, reverse, c, s}); });
+      }
+    const size_t nodes_before = g.num_nodes();
+    bool merged = false, over = false;
+    for (const Match& m : matches) {
+      const Pattern& to = m.reverse ? axioms[m.axiom].lhs_pattern : axioms[m.axiom].rhs_pattern;
+      if (g.merge(m.cls, instantiate(g, to, m.subst))) merged = true, ++r.hits[m.axiom];
+      if (g.num_nodes() > limits.max_nodes) {
+        over = true;
+        break;
+      }
+    }
+    const bool grew = g.num_nodes() != nodes_before;
+    g.rebuild();
+    if (over) {
+      r.stop_reason = "node limit";
+      break;
+    }
+    if (!grew && !merged) {
+      r.saturated = true;
+      r.stop_reason = "saturated";
+      break;
+    }
+  }
+  r.nodes = g.num_nodes();
+  r.classes = g.num_classes();
+  r.seconds = elapsed();
+  return r;
+}
+
+}  // namespace mugraph::expr

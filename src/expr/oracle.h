@@ -1,0 +1,93 @@
+// The pruning oracle of the search (Mirage §4.3): may_lead_to(prefix, program) is true iff
+// A_eq u A_sub entails subexpr(E(prefix), E(program)), i.e. the prefix could be part of a uGraph
+// whose abstract expression equals the program's. Prefixes answered false are discarded.
+//
+// Two decision procedures answer it (axioms.h is their common table):
+//   kEGraph (the default)  the program's expressions are saturated once in an e-graph
+//                          (egraph.h); each query is then a lookup plus a reachability bit,
+//                          microseconds instead of Z3's milliseconds, and complete whenever
+//                          saturation finished. If it did not (a limit was hit), a prefix the
+//                          e-graph cannot find goes to Z3.
+//   kZ3                    the paper's formulation, every query to the solver (z3_oracle.h).
+//   kCrossCheck            both on every query; the answer is "keep" if either keeps, and
+//                          each disagreement is counted (tests and the benchmark use it).
+// Every answer is cached by prefix expression (the oracle is built for one program, so the
+// prefix is the whole key); hash-consing makes the lookup O(1).
+//
+// Thread-safe: queries may come from several search threads (one lock around the cache and
+// the backends; the e-graph answer itself is a few hash lookups).
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "expr/egraph.h"
+#include "expr/expr.h"
+#include "expr/z3_oracle.h"
+
+namespace mugraph::expr {
+
+enum class OracleMode { kEGraph, kZ3, kCrossCheck };
+
+struct OracleOptions {
+  OracleMode mode = OracleMode::kEGraph;
+  SaturationLimits limits;
+  unsigned z3_timeout_ms = 2000;
+};
+
+struct OracleStats {
+  size_t queries = 0;        // calls to may_lead_to
+  size_t cache_hits = 0;     // answered from the cache
+  size_t egraph_answers = 0;  // decided by the e-graph
+  size_t z3_answers = 0;      // decided by Z3 (kZ3 mode, or e-graph fallback)
+  size_t z3_timeouts = 0;     // Z3 ran out of time (answered keep)
+  size_t kept = 0, pruned = 0;  // distinct prefixes, by answer
+  size_t disagreements = 0;     // kCrossCheck: e-graph and Z3 differed
+  double saturate_seconds = 0, egraph_seconds = 0, z3_seconds = 0;
+  SaturationReport saturation;
+  std::string to_string() const;  // one line per group, for logs and the search summary
+};
+
+class Oracle {
+ public:
+  // `program`: the abstract expressions of the program's outputs (abstract.h). `pool` must
+  // outlive the oracle; prefixes must come from the same pool.
+  Oracle(ExprPool& pool, std::vector<Expr> program, OracleOptions options = {});
+  ~Oracle();
+
+  bool may_lead_to(Expr prefix);
+  OracleStats stats() const;
+  const std::vector<Expr>& program() const { return program_; }
+
+  // The backends on their own, uncached (tests, the benchmark).
+  // The e-graph's answer: true/false, or nullopt when the prefix is not found and saturation
+  // was incomplete (then only Z3 can say).
+  std::optional<bool> egraph_answer(Expr prefix) const;
+  // Z3's answer; with `use_witness`, a term of the program's class containing the prefix is
+  // taken from the e-graph (when it has one) and handed to Z3 as a hint.
+  Z3Answer z3_answer(Expr prefix, bool use_witness = false);
+
+ private:
+  bool decide(Expr prefix);
+
+  ExprPool& pool_;
+  std::vector<Expr> program_;
+  OracleOptions options_;
+  EGraph egraph_;
+  std::vector<ClassId> roots_;
+  std::vector<bool> reachable_;
+  std::unique_ptr<Z3Oracle> z3_;  // created on first use
+  mutable std::mutex mu_;
+  std::unordered_map<Expr, bool> cache_;
+  OracleStats stats_;
+};
+
+// One-off form of the question (builds and saturates an oracle per call: hold an Oracle when
+// asking about many prefixes of one program).
+bool may_lead_to(ExprPool& pool, Expr prefix, Expr program, OracleOptions options = {});
+
+}  // namespace mugraph::expr
