@@ -46,16 +46,17 @@ std::optional<bool> Oracle::egraph_answer(Expr prefix) const {
   return std::nullopt;
 }
 
+std::optional<Expr> Oracle::witness(Expr prefix) const {
+  for (ClassId r : roots_)
+    if (auto w = egraph_.witness(r, prefix, pool_)) return w;
+  return std::nullopt;
+}
+
 Z3Answer Oracle::z3_answer(Expr prefix, bool use_witness) {
   if (!z3_) z3_ = std::make_unique<Z3Oracle>(options_.z3_timeout_ms);
-  Expr hint = nullptr;
-  if (use_witness && options_.mode != OracleMode::kZ3)
-    for (ClassId r : roots_)
-      if (auto w = egraph_.witness(r, prefix, pool_)) {
-        hint = *w;
-        break;
-      }
-  return z3_->entails_subexpr(prefix, program_, hint);
+  std::optional<Expr> hint;
+  if (use_witness && options_.mode != OracleMode::kZ3) hint = witness(prefix);
+  return z3_->entails_subexpr(prefix, program_, hint.value_or(nullptr));
 }
 
 bool Oracle::decide(Expr prefix) {

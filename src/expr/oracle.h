@@ -70,6 +70,8 @@ class Oracle {
   // Z3's answer; with `use_witness`, a term of the program's class containing the prefix is
   // taken from the e-graph (when it has one) and handed to Z3 as a hint.
   Z3Answer z3_answer(Expr prefix, bool use_witness = false);
+  // A term of a program output's class in which `prefix` occurs literally (e-graph modes).
+  std::optional<Expr> witness(Expr prefix) const;
 
  private:
   bool decide(Expr prefix);

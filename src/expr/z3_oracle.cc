@@ -3,6 +3,7 @@
 #include <z3++.h>
 
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "expr/axioms.h"
@@ -137,7 +138,44 @@ struct Z3Oracle::Impl {
 
   void add_axioms();
   void add_subexpr_axioms();
+  void add_splits(Expr prefix, const std::vector<Expr>& program);
 };
+
+namespace {
+
+void collect_counts(Expr e, std::set<int64_t>& out) {
+  if (e->kind == ExprKind::kSum) out.insert(e->k);
+  if (e->a) collect_counts(e->a, out);
+  if (e->b) collect_counts(e->b, out);
+}
+
+}  // namespace
+
+// Instances of sum-sum read right to left, for this query only: sum(n, x) = sum(c, sum(n/c, x))
+// and = sum(n/c, sum(c, x)) for every count n of the program and every proper divisor c of n
+// that is a product of the prefix's counts. Quantified over x only, so they cannot cascade
+// into ever smaller counts (a schema over the counts too makes E-matching diverge).
+void Z3Oracle::Impl::add_splits(Expr prefix, const std::vector<Expr>& program) {
+  std::set<int64_t> program_counts, prefix_counts;
+  for (Expr r : program) collect_counts(r, program_counts);
+  collect_counts(prefix, prefix_counts);
+  const int64_t limit = program_counts.empty() ? 1 : *program_counts.rbegin();
+  std::set<int64_t> products = prefix_counts;
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (int64_t a : std::set<int64_t>(products))
+      for (int64_t b : prefix_counts)
+        if (a <= limit / b && products.insert(a * b).second) grew = true;
+  }
+  z3::expr x = ctx.constant("x", term);
+  for (int64_t n : program_counts)
+    for (int64_t c : products) {
+      if (c <= 1 || c >= n || n % c != 0) continue;
+      const z3::expr nn = ctx.int_val(n), cc = ctx.int_val(c), rest = ctx.int_val(n / c);
+      solver.add(quantified(ctx, {x}, {{sum(nn, x)}}, sum(nn, x) == sum(cc, sum(rest, x))));
+      solver.add(quantified(ctx, {x}, {{sum(nn, x)}}, sum(nn, x) == sum(rest, sum(cc, x))));
+    }
+}
 
 void Z3Oracle::Impl::add_axioms() {
   for (const Axiom& ax : equivalence_axioms()) {
@@ -153,12 +191,6 @@ void Z3Oracle::Impl::add_axioms() {
     MG_CHECK(!triggers.empty(), ax.name << ": no usable trigger");
     solver.add(quantified(ctx, vars, triggers, l == r));
   }
-  // The split instance of sum-sum (see the header).
-  z3::expr x = ctx.constant("x", term), y = ctx.constant("y", term);
-  z3::expr i = ctx.int_const("i"), j = ctx.int_const("j");
-  solver.add(quantified(ctx, {x, y, i, j}, {{sum(i, y), sum(j, x)}},
-                    z3::implies(i > 1 && i < j && z3::mod(j, i) == 0,
-                                sum(j, x) == sum(i, sum(j / i, x)))));
   add_subexpr_axioms();
 }
 
@@ -193,6 +225,7 @@ Z3Oracle::~Z3Oracle() = default;
 Z3Answer Z3Oracle::entails_subexpr(Expr prefix, const std::vector<Expr>& program, Expr hint) {
   Impl& s = *impl_;
   s.solver.push();
+  s.add_splits(prefix, program);
   const z3::expr p = s.translate(prefix);
   for (Expr r : program) s.solver.add(!s.subexpr(p, s.translate(r)));
   if (hint) {

@@ -11,9 +11,9 @@
 //   kNotProved  instantiation saturated without a proof: not entailed as far as Z3 can see
 //               (prune; this is the paper's "A_eq u A_sub does not entail");
 //   kTimeout    the time limit hit first (the oracle keeps such prefixes).
-// E-matching cannot invent the split sum(i, sum(j/i, x)) of sum(j, x), so the solver also gets
-// one instance schema of the sum-sum axiom: when sums with counts i and j (i | j) both occur,
-// sum(j, x) = sum(i, sum(j/i, x)). A caller may pass a hint term (a term believed equal to the
+// E-matching cannot invent the split sum(i, sum(j/i, x)) of sum(j, x) (the count i*j is
+// arithmetic, not a trigger), so each query also gets the instances of sum-sum that split the
+// program's counts by products of the prefix's counts (z3_oracle.cc). A caller may pass a hint term (a term believed equal to the
 // program that contains the prefix): it is added as a fresh constant's definition, which
 // changes nothing logically and gives E-matching the terms it needs.
 #pragma once

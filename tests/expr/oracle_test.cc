@@ -1,0 +1,228 @@
+// The pruning oracle: the paper's examples, the sum axioms, a table of {prefix, program,
+// expected} rows (each answered by the e-graph and by Z3, which must both give the expected
+// answer), Theorem 1 on every hand-optimized example, the Z3 fallback of an unsaturated
+// e-graph, and the statistics.
+#include <gtest/gtest.h>
+
+#include "driver/driver.h"
+#include "expr/abstract.h"
+#include "expr/oracle.h"
+#include "test_util.h"
+
+namespace mugraph::expr {
+namespace {
+
+Expr parse(ExprPool& pool, const std::string& text) {
+  auto e = parse_expr(pool, text);
+  if (!e.ok()) throw std::runtime_error(text + ": " + e.status().message());
+  return *e;
+}
+
+struct Row {
+  const char* prefix;
+  bool keep;
+};
+struct ProgramRows {
+  const char* program;
+  std::vector<Row> rows;
+};
+
+// Expected answers derived by hand from Table 2. "keep" rows name the term equal to the
+// program that contains the prefix; "prune" rows are near misses.
+const std::vector<ProgramRows>& table() {
+  static const std::vector<ProgramRows> t = {
+      {"add(mul(X, Z), mul(Y, Z))",  // Mirage §4.3's example
+       {{"add(X, Y)", true},          // (X + Y) Z
+        {"mul(X, Y)", false},
+        {"mul(X, Z)", true},
+        {"mul(Z, Y)", true},
+        {"X", true},
+        {"add(X, Z)", false},
+        {"exp(X)", false},
+        {"mul(add(Y, X), Z)", true},  // the program itself, reordered
+        {"sum(1, X)", true},          // sum(1, x) = x
+        {"sum(2, X)", false}}},
+      {"sum(4096, mul(X, W))",  // a matmul with k = 4096
+       {{"sum(64, mul(X, W))", true},           // sum(64, sum(64, XW))
+        {"sum(48, mul(X, W))", false},          // 48 does not divide 4096
+        {"sum(8192, mul(X, W))", false},
+        {"sum(4095, mul(X, W))", false},
+        {"sum(64, sum(64, mul(X, W)))", true},  // for-loop accumulation of a tile matmul
+        {"sum(64, sum(32, mul(X, W)))", true},  // 2048 divides 4096
+        {"sum(4096, mul(W, X))", true},
+        {"mul(sum(64, X), sum(64, W))", true},  // sums move between factors (Table 2)
+        {"sum(64, X)", true},
+        {"add(X, W)", false},
+        {"mul(X, X)", false},
+        {"sum(4096, add(X, W))", false}}},
+      {"sum(4096, mul(mul(div(X, sqrt(sum(4096, mul(X, X)))), G), W))",  // RMSNorm + MatMul
+       {{"sum(64, mul(X, X))", true},
+        {"sqrt(sum(4096, mul(X, X)))", true},
+        {"sqrt(sum(64, X))", true},  // sqrt(sum(64,X) sum(64,X)) = sqrt(sum(64,X))^2
+        {"sqrt(X)", true},
+        {"exp(X)", false},
+        {"div(X, sqrt(sum(4096, mul(X, X))))", true},
+        {"div(X, sqrt(sum(2048, mul(X, X))))", false},  // RMS over half the row
+        {"mul(X, G)", true},
+        {"mul(G, W)", true},
+        {"div(sum(4096, mul(mul(X, G), W)), sqrt(sum(4096, mul(X, X))))", true},  // Fig. 3b
+        {"add(X, G)", false}}},
+      {"sum(4096, mul(div(exp(sum(64, mul(Q, K))), sum(4096, exp(sum(64, mul(Q, K))))), V))",
+       {{"exp(sum(64, mul(Q, K)))", true},
+        {"exp(sum(32, mul(Q, K)))", false},  // exp of a partial dot product
+        {"sum(128, exp(sum(64, mul(Q, K))))", true},
+        {"sum(128, mul(exp(sum(64, mul(Q, K))), V))", true},
+        {"div(sum(4096, mul(exp(sum(64, mul(Q, K))), V)), sum(4096, exp(sum(64, mul(Q, K)))))",
+         true},  // FlashAttention's order
+        {"mul(exp(Q), exp(K))", false},
+        {"sum(64, mul(Q, V))", false},
+        {"exp(mul(Q, K))", false}}},
+      {"mul(silu(sum(4096, mul(X, W1))), sum(4096, mul(X, W2)))",  // GatedMLP
+       {{"silu(sum(4096, mul(X, W1)))", true},
+        {"silu(sum(64, mul(X, W1)))", false},  // silu before the reduction is complete
+        {"sum(64, mul(X, W2))", true},
+        {"sum(64, mul(X, W1))", true},
+        {"silu(X)", false},
+        {"mul(sum(4096, mul(X, W2)), silu(sum(4096, mul(X, W1))))", true},
+        {"sum(4096, mul(X, add(W1, W2)))", false}}},
+      {"add(sum(256, mul(X, W)), sum(16, mul(sum(256, mul(X, A)), B)))",  // LoRA
+       {{"sum(256, mul(X, A))", true},
+        {"sum(16, mul(sum(256, mul(X, A)), B))", true},
+        {"sum(16, mul(A, B))", true},  // (XA)B = X(AB)
+        {"add(X, W)", false},
+        {"sum(272, mul(X, W))", false}}},  // k1 + k2 is not a count of the program
+  };
+  return t;
+}
+
+TEST(Oracle, TableHasAtLeastFortyRows) {
+  size_t n = 0;
+  for (const ProgramRows& p : table()) n += p.rows.size();
+  EXPECT_GE(n, 40u);
+}
+
+TEST(Oracle, TableRowsByEGraph) {
+  for (const ProgramRows& p : table()) {
+    ExprPool pool;
+    Oracle oracle(pool, {parse(pool, p.program)});
+    ASSERT_TRUE(oracle.stats().saturation.saturated) << p.program;
+    for (const Row& r : p.rows)
+      EXPECT_EQ(oracle.may_lead_to(parse(pool, r.prefix)), r.keep)
+          << r.prefix << " in " << p.program;
+  }
+}
+
+TEST(Oracle, TableRowsByZ3) {
+  for (const ProgramRows& p : table()) {
+    ExprPool pool;
+    OracleOptions o;
+    o.mode = OracleMode::kZ3;
+    Oracle oracle(pool, {parse(pool, p.program)}, o);
+    for (const Row& r : p.rows)
+      EXPECT_EQ(oracle.may_lead_to(parse(pool, r.prefix)), r.keep)
+          << r.prefix << " in " << p.program;
+    EXPECT_EQ(oracle.stats().z3_timeouts, 0u);
+  }
+}
+
+TEST(Oracle, SumAxioms) {
+  ExprPool pool;
+  Oracle nested(pool, {parse(pool, "sum(4, sum(8, X))")});
+  EXPECT_TRUE(nested.may_lead_to(parse(pool, "sum(32, X)")));           // sum_i sum_j = sum_ij
+  EXPECT_TRUE(nested.may_lead_to(parse(pool, "sum(2, sum(16, X))")));   // and any other split
+  EXPECT_TRUE(nested.may_lead_to(parse(pool, "sum(16, X)")));
+  EXPECT_FALSE(nested.may_lead_to(parse(pool, "sum(64, X)")));
+  EXPECT_FALSE(nested.may_lead_to(parse(pool, "sum(3, X)")));
+  Oracle one(pool, {parse(pool, "sum(1, exp(X))")});
+  EXPECT_TRUE(one.may_lead_to(parse(pool, "exp(X)")));
+  EXPECT_TRUE(one.may_lead_to(parse(pool, "exp(sum(1, X))")));
+  Oracle dist(pool, {parse(pool, "sum(8, add(mul(X, Y), div(Z, Y)))")});
+  EXPECT_TRUE(dist.may_lead_to(parse(pool, "add(sum(8, mul(X, Y)), sum(8, div(Z, Y)))")));
+  EXPECT_TRUE(dist.may_lead_to(parse(pool, "div(sum(8, Z), Y)")));
+  EXPECT_TRUE(dist.may_lead_to(parse(pool, "mul(sum(2, X), Y)")));
+  EXPECT_FALSE(dist.may_lead_to(parse(pool, "sum(8, div(Y, Z))")));
+}
+
+ir::KernelGraph load(const std::string& name) {
+  auto g = driver::load_graph_file(testing::example_path(name));
+  if (!g.ok()) throw std::runtime_error(g.status().message());
+  return *g;
+}
+
+// Theorem 1: no prefix of a hand-optimized uGraph is pruned against its program. A prefix is
+// any tensor of the uGraph (kernel or block level), so every tensor's expression must be kept;
+// Z3 must prove each one too (given the e-graph's witness as a hint).
+TEST(Oracle, Theorem1NoPrefixOfAHandOptimizedExampleIsPruned) {
+  const std::pair<const char*, const char*> pairs[] = {
+      {"rms_norm_matmul", "rms_norm_matmul.fused"}, {"gated_mlp", "gated_mlp.fused"},
+      {"gqa", "gqa.flash_attention"},               {"gqa", "gqa.flash_decoding"},
+      {"lora", "lora.concat_matmul"}};
+  for (const auto& [program, optimized] : pairs) {
+    ExprPool pool;
+    const GraphExprs prog = abstract_expressions(load(program), pool);
+    const GraphExprs opt = abstract_expressions(load(optimized), pool);
+    Oracle oracle(pool, prog.outputs);
+    ASSERT_TRUE(oracle.stats().saturation.saturated) << program;
+    std::vector<Expr> prefixes(opt.tensors);
+    for (const auto& b : opt.blocks) prefixes.insert(prefixes.end(), b.begin(), b.end());
+    size_t checked = 0;
+    for (Expr e : prefixes) {
+      if (!e) continue;  // a block tensor no node defines (none in valid graphs)
+      ++checked;
+      EXPECT_TRUE(oracle.may_lead_to(e)) << optimized << ": " << to_string(e) << " pruned";
+      EXPECT_EQ(oracle.z3_answer(e, true), Z3Answer::kProved) << optimized << ": " << to_string(e);
+    }
+    EXPECT_GT(checked, 5u) << optimized;
+  }
+}
+
+// When saturation stops early, what the e-graph finds is still kept, and what it cannot find
+// goes to Z3 rather than being pruned on incomplete evidence.
+TEST(Oracle, UnsaturatedEGraphFallsBackToZ3) {
+  ExprPool pool;
+  OracleOptions o;
+  o.limits.max_nodes = 12;
+  Oracle oracle(pool, {parse(pool, "sum(4096, mul(X, W))")}, o);
+  EXPECT_FALSE(oracle.stats().saturation.saturated);
+  EXPECT_EQ(oracle.stats().saturation.stop_reason, "node limit");
+  EXPECT_TRUE(oracle.may_lead_to(parse(pool, "sum(64, mul(X, W))")));
+  EXPECT_FALSE(oracle.may_lead_to(parse(pool, "sum(48, mul(X, W))")));
+  const OracleStats s = oracle.stats();
+  EXPECT_GE(s.z3_answers, 1u);
+  EXPECT_EQ(s.egraph_answers + s.z3_answers, 2u);
+}
+
+TEST(Oracle, StatisticsCountQueriesHitsAndBackends) {
+  ExprPool pool;
+  OracleOptions o;
+  o.mode = OracleMode::kCrossCheck;
+  Oracle oracle(pool, {parse(pool, "add(mul(X, Z), mul(Y, Z))")}, o);
+  Expr keep = parse(pool, "add(X, Y)"), prune = parse(pool, "mul(X, Y)");
+  EXPECT_TRUE(oracle.may_lead_to(keep));
+  EXPECT_FALSE(oracle.may_lead_to(prune));
+  EXPECT_TRUE(oracle.may_lead_to(keep));
+  const OracleStats s = oracle.stats();
+  EXPECT_EQ(s.queries, 3u);
+  EXPECT_EQ(s.cache_hits, 1u);
+  EXPECT_EQ(s.kept, 1u);
+  EXPECT_EQ(s.pruned, 1u);
+  EXPECT_EQ(s.egraph_answers, 2u);
+  EXPECT_EQ(s.z3_answers, 2u);
+  EXPECT_EQ(s.disagreements, 0u);
+  EXPECT_NE(s.to_string().find("3 queries, 1 cache hits"), std::string::npos) << s.to_string();
+}
+
+TEST(Oracle, OneOffFormAndMultipleOutputs) {
+  ExprPool pool;
+  EXPECT_TRUE(may_lead_to(pool, parse(pool, "add(X, Y)"), parse(pool, "add(mul(X, Z), mul(Y, Z))")));
+  EXPECT_FALSE(may_lead_to(pool, parse(pool, "mul(X, Y)"), parse(pool, "add(mul(X, Z), mul(Y, Z))")));
+  // A prefix may contribute to any output.
+  Oracle two(pool, {parse(pool, "exp(X)"), parse(pool, "sqrt(Y)")});
+  EXPECT_TRUE(two.may_lead_to(parse(pool, "Y")));
+  EXPECT_FALSE(two.may_lead_to(parse(pool, "exp(Y)")));
+  EXPECT_EQ(two.z3_answer(parse(pool, "Y")), Z3Answer::kProved);
+  EXPECT_EQ(two.z3_answer(parse(pool, "exp(Y)")), Z3Answer::kNotProved);
+}
+
+}  // namespace
+}  // namespace mugraph::expr
