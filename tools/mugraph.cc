@@ -1,4 +1,5 @@
-// mugraph command-line tool: check, run, compare, verify and draw uGraphs.
+// mugraph command-line tool: check, run, compare, verify and draw uGraphs; print their abstract
+// expressions and ask the pruning oracle.
 // Exit codes: 0 ok, 1 user error (bad file, invalid uGraph), 2 internal error,
 // 3 `compare` found a difference / `verify` rejected the candidate, 4 `verify` could not prove
 // equivalence (not Lax, no bound, inconclusive) nor refute it.
@@ -28,6 +29,8 @@ struct Options {
   double delta = 1e-9;
   bool screen = false;
   int samples = verify::kScreenSamples;
+  std::vector<std::string> prefixes;
+  bool z3 = false;
 };
 
 int fail(const Status& s) {
@@ -124,6 +127,20 @@ int cmd_verify(const Options& o) {
   return kInternalError;
 }
 
+int cmd_expr(const Options& o) {
+  auto g = load_valid(o.file, o.target);
+  if (!g.ok()) return fail(g.status());
+  for (const driver::TensorExpr& t : driver::tensor_expressions(*g))
+    std::printf("%-12s %s\n", t.tensor.c_str(), t.expr.c_str());
+  if (o.prefixes.empty()) return 0;
+  auto r = driver::ask_oracle(*g, o.prefixes, o.z3 ? expr::OracleMode::kZ3 : expr::OracleMode::kEGraph);
+  if (!r.ok()) return fail(r.status());
+  for (const driver::PrefixAnswer& a : r->answers)
+    std::printf("%-5s %s\n", a.keep ? "KEEP" : "PRUNE", a.prefix.c_str());
+  std::printf("%s\n", r->stats.to_string().c_str());
+  return 0;
+}
+
 int cmd_dot(const Options& o) {
   auto g = load_valid(o.file, o.target);
   if (!g.ok()) return fail(g.status());
@@ -169,6 +186,11 @@ int main(int argc, char** argv) {
   ver->add_flag("--screen", o.screen, "one cheap test on sampled output entries (what the search uses)");
   ver->add_option("--samples", o.samples, "screen: output entries sampled per output (default 4)");
   ver->add_option("--target", o.target, targets);
+  auto* ex = app.add_subcommand("expr", "print abstract expressions; ask the pruning oracle about prefixes");
+  ex->add_option("FILE", o.file, "the program (uGraph, text or JSON)")->required();
+  ex->add_option("--prefix", o.prefixes, "an abstract expression, e.g. 'sum(64, mul(X, W))' (repeatable)");
+  ex->add_flag("--z3", o.z3, "decide with Z3 only (default: the saturated e-graph)");
+  ex->add_option("--target", o.target, targets);
   auto* dot = app.add_subcommand("dot", "print the uGraph as Graphviz DOT");
   dot->add_option("FILE", o.file, "uGraph (text or JSON)")->required();
   dot->add_option("-o,--out", o.out, "write to this file instead of stdout");
@@ -183,6 +205,7 @@ int main(int argc, char** argv) {
     if (*run) return cmd_run(o);
     if (*cmp) return cmd_compare(o);
     if (*ver) return cmd_verify(o);
+    if (*ex) return cmd_expr(o);
     if (*dot) return cmd_dot(o);
   } catch (const std::exception& e) {
     std::cerr << "mugraph: " << e.what() << "\n";

@@ -1,5 +1,7 @@
 #include "driver/driver.h"
 
+#include "expr/abstract.h"
+
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -131,6 +133,33 @@ Result<verify::Verdict> verify_graphs(const ir::KernelGraph& ref, const ir::Kern
   MG_RETURN_IF_ERROR(check_interpretable(ref));
   MG_RETURN_IF_ERROR(check_interpretable(cand));
   return verify::check(ref, cand, o);
+}
+
+std::vector<TensorExpr> tensor_expressions(const ir::KernelGraph& g) {
+  expr::ExprPool pool;
+  const expr::GraphExprs ex = expr::abstract_expressions(g, pool);
+  std::vector<TensorExpr> out;
+  for (size_t t = 0; t < g.tensors.size(); ++t)
+    if (ex.tensors[t]) out.push_back({g.tensors[t].name, expr::to_string(ex.tensors[t])});
+  return out;
+}
+
+Result<OracleReport> ask_oracle(const ir::KernelGraph& program,
+                                const std::vector<std::string>& prefixes, expr::OracleMode mode) {
+  expr::ExprPool pool;
+  std::vector<expr::Expr> asked;
+  for (const std::string& text : prefixes) {
+    auto e = expr::parse_expr(pool, text);
+    if (!e.ok()) return e.status().with_context("prefix '" + text + "': ");
+    asked.push_back(*e);
+  }
+  expr::OracleOptions o;
+  o.mode = mode;
+  expr::Oracle oracle(pool, expr::abstract_expressions(program, pool).outputs, o);
+  OracleReport r;
+  for (size_t i = 0; i < asked.size(); ++i) r.answers.push_back({prefixes[i], oracle.may_lead_to(asked[i])});
+  r.stats = oracle.stats();
+  return r;
 }
 
 }  // namespace mugraph::driver

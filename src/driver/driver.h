@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "expr/oracle.h"
 #include "ir/graph.h"
 #include "ir/memory.h"
 #include "target/target.h"
@@ -57,5 +58,25 @@ Result<std::vector<OutputDiff>> compare_graphs(const ir::KernelGraph& a, const i
 // making sure both fit in this machine's memory.
 Result<verify::Verdict> verify_graphs(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
                                       const verify::VerifyOptions& o);
+
+// The abstract expression (expr/abstract.h) of every kernel tensor of `g`, in tensor order.
+struct TensorExpr {
+  std::string tensor;
+  std::string expr;
+};
+std::vector<TensorExpr> tensor_expressions(const ir::KernelGraph& g);
+
+// Asks the pruning oracle (expr/oracle.h), built for `program`'s outputs, about each prefix
+// given in the expression text form. Errors name the prefix that does not parse.
+struct PrefixAnswer {
+  std::string prefix;
+  bool keep = false;
+};
+struct OracleReport {
+  std::vector<PrefixAnswer> answers;
+  expr::OracleStats stats;
+};
+Result<OracleReport> ask_oracle(const ir::KernelGraph& program,
+                                const std::vector<std::string>& prefixes, expr::OracleMode mode);
 
 }  // namespace mugraph::driver
