@@ -19,6 +19,10 @@ std::string OracleStats::to_string() const {
      << egraph_seconds << " s, Z3 " << z3_answers << " answers (" << z3_timeouts
      << " timeouts) in " << z3_seconds << " s";
   if (disagreements) os << ", " << disagreements << " disagreements";
+  if (saturation.iterations == 0) {
+    os << "\ne-graph: not used";
+    return os.str();
+  }
   os << "\ne-graph: " << saturation.stop_reason << " after " << saturation.iterations
      << " iterations, " << saturation.nodes << " nodes, " << saturation.classes << " classes, "
      << saturate_seconds << " s";
