@@ -212,6 +212,25 @@ TEST(Oracle, StatisticsCountQueriesHitsAndBackends) {
   EXPECT_NE(s.to_string().find("3 queries, 1 cache hits"), std::string::npos) << s.to_string();
 }
 
+// Opaque operators have only subexpression axioms; reciprocal is div(one, x) with no unit axiom
+// (axioms.h), so a reciprocal-times-x prefix is outside a div program's class, by both procedures.
+TEST(Oracle, OpaqueOperatorsAndReciprocal) {
+  ExprPool pool;
+  for (OracleMode mode : {OracleMode::kEGraph, OracleMode::kZ3}) {
+    OracleOptions o;
+    o.mode = mode;
+    Oracle opaque(pool, {parse(pool, "concat(relu(sum(8, X)), gelu(Y))")}, o);
+    EXPECT_TRUE(opaque.may_lead_to(parse(pool, "relu(sum(8, X))")));
+    EXPECT_TRUE(opaque.may_lead_to(parse(pool, "sum(4, X)")));
+    EXPECT_FALSE(opaque.may_lead_to(parse(pool, "relu(sum(4, X))")));  // relu is not linear
+    EXPECT_FALSE(opaque.may_lead_to(parse(pool, "gelu(X)")));
+    EXPECT_FALSE(opaque.may_lead_to(parse(pool, "concat(gelu(Y), relu(sum(8, X)))")));
+    Oracle divide(pool, {parse(pool, "div(X, sqrt(Y))")}, o);
+    EXPECT_TRUE(divide.may_lead_to(parse(pool, "sqrt(Y)")));
+    EXPECT_FALSE(divide.may_lead_to(parse(pool, "div(one, sqrt(Y))")));
+  }
+}
+
 TEST(Oracle, OneOffFormAndMultipleOutputs) {
   ExprPool pool;
   EXPECT_TRUE(may_lead_to(pool, parse(pool, "add(X, Y)"), parse(pool, "add(mul(X, Z), mul(Y, Z))")));
