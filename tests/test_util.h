@@ -7,6 +7,7 @@
 #include <sstream>
 #include <string>
 
+#include "driver/driver.h"
 #include "ir/text.h"
 
 namespace mugraph::testing {
@@ -44,6 +45,13 @@ inline const std::vector<std::string>& example_names() {
 }
 inline std::string example_path(const std::string& name) {
   return std::string(MUGRAPH_EXAMPLES_DIR) + "/" + name + ".mu";
+}
+
+// Loads an example that the test expects to load.
+inline ir::KernelGraph load_example(const std::string& name) {
+  auto g = driver::load_graph_file(example_path(name));
+  if (!g.ok()) throw std::runtime_error(g.status().message());
+  return std::move(g).value();
 }
 
 }  // namespace mugraph::testing

@@ -82,12 +82,10 @@ Result<Pattern> from_syntax(const TermSyntax& t, std::vector<std::string>& term_
     MG_ASSIGN_OR_RETURN(Pattern a, from_syntax(t.args[i], term_vars, int_vars));
     p.args.push_back(std::move(a));
   }
-  for (int k = 0; k < kNumExprKinds; ++k) {
-    const auto kind = static_cast<ExprKind>(k);
-    if (kind_name(kind) != t.word || kind_arity(kind) <= 0) continue;
-    if (static_cast<int>(p.args.size()) != kind_arity(kind))
-      return error("column ", t.column, ": ", t.word, " takes ", kind_arity(kind), " argument(s)");
-    p.kind = kind;
+  if (auto kind = compound_kind(t.word)) {
+    if (static_cast<int>(p.args.size()) != kind_arity(*kind))
+      return error("column ", t.column, ": ", t.word, " takes ", kind_arity(*kind), " argument(s)");
+    p.kind = *kind;
     return p;
   }
   auto op = ir::parse_op(t.word);

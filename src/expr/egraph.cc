@@ -5,19 +5,16 @@
 #include <functional>
 #include <map>
 
+#include "support/hash.h"
+
 namespace mugraph::expr {
-namespace {
-
-size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
-
-}  // namespace
 
 size_t EGraph::NodeHash::operator()(const ENode& n) const {
   size_t h = static_cast<size_t>(n.kind);
-  h = mix(h, static_cast<size_t>(n.k));
-  h = mix(h, n.name);
-  h = mix(h, n.a);
-  return mix(h, n.b);
+  h = hash_mix(h, static_cast<size_t>(n.k));
+  h = hash_mix(h, n.name);
+  h = hash_mix(h, n.a);
+  return hash_mix(h, n.b);
 }
 
 ClassId EGraph::find(ClassId c) const {

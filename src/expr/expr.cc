@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "expr/term_syntax.h"
+#include "support/hash.h"
 
 namespace mugraph::expr {
 namespace {
@@ -20,12 +21,17 @@ constexpr KindRow kKinds[] = {
 };
 static_assert(sizeof(kKinds) / sizeof(kKinds[0]) == kNumExprKinds);
 
-size_t mix(size_t h, size_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
 
 }  // namespace
 
 std::string_view kind_name(ExprKind k) { return kKinds[static_cast<int>(k)].name; }
 int kind_arity(ExprKind k) { return kKinds[static_cast<int>(k)].arity; }
+
+std::optional<ExprKind> compound_kind(std::string_view name) {
+  for (int k = 0; k < kNumExprKinds; ++k)
+    if (kKinds[k].arity > 0 && kKinds[k].name == name) return static_cast<ExprKind>(k);
+  return std::nullopt;
+}
 
 bool is_opaque_op(ir::OpKind op) {
   switch (op) {
@@ -88,10 +94,10 @@ Expr ExprPool::make(ExprKind kind, int64_t k, std::string_view name, Expr a, Exp
   }
   ExprNode key{kind, k, name, a, b, 0, 0, 0};
   size_t h = std::hash<int>()(static_cast<int>(kind));
-  h = mix(h, std::hash<int64_t>()(k));
-  h = mix(h, std::hash<std::string_view>()(name));
-  h = mix(h, a ? a->hash : 0);
-  h = mix(h, b ? b->hash : 1);
+  h = hash_mix(h, std::hash<int64_t>()(k));
+  h = hash_mix(h, std::hash<std::string_view>()(name));
+  h = hash_mix(h, a ? a->hash : 0);
+  h = hash_mix(h, b ? b->hash : 1);
   key.hash = h;
   std::lock_guard<std::mutex> lock(mu_);
   if (auto it = set_.find(&key); it != set_.end()) return *it;
@@ -150,9 +156,7 @@ Result<Expr> from_syntax(ExprPool& pool, const TermSyntax& t) {
     if (t.word[0] == '?' || std::isdigit(static_cast<unsigned char>(t.word[0])) ||
         t.word.find('*') != std::string::npos)
       return fail("'", t.word, "' is not an input name");
-    for (int k = 0; k < kNumExprKinds; ++k)
-      if (t.word == kind_name(static_cast<ExprKind>(k)) && k != int(ExprKind::kInput))
-        return fail("'", t.word, "' needs arguments");
+    if (compound_kind(t.word) || ir::parse_op(t.word)) return fail("'", t.word, "' needs arguments");
     return pool.input(t.word);
   }
   std::vector<Expr> args;
@@ -174,14 +178,10 @@ Result<Expr> from_syntax(ExprPool& pool, const TermSyntax& t) {
   Expr a = args.size() > 0 ? args[0] : nullptr;
   Expr b = args.size() > 1 ? args[1] : nullptr;
   if (args.size() > 2) return fail(t.word, " takes at most 2 arguments");
-  for (int k = 0; k < kNumExprKinds; ++k) {
-    const auto kind = static_cast<ExprKind>(k);
-    if (kind == ExprKind::kApply || kind == ExprKind::kInput || kind == ExprKind::kOne ||
-        t.word != kind_name(kind))
-      continue;
-    if (static_cast<int>(args.size()) != kind_arity(kind))
-      return fail(t.word, " takes ", kind_arity(kind), " argument(s), got ", args.size());
-    return pool.make(kind, count, {}, a, b);
+  if (auto kind = compound_kind(t.word)) {
+    if (static_cast<int>(args.size()) != kind_arity(*kind))
+      return fail(t.word, " takes ", kind_arity(*kind), " argument(s), got ", args.size());
+    return pool.make(*kind, count, {}, a, b);
   }
   auto op = ir::parse_op(t.word);
   if (!op || !is_opaque_op(*op)) return fail("unknown operator '", t.word, "'");

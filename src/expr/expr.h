@@ -18,6 +18,7 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_set>
@@ -53,6 +54,8 @@ inline constexpr int kNumExprKinds = 9;
 std::string_view kind_name(ExprKind k);
 // Arity of a kind; -1 for kApply (see apply_arity).
 int kind_arity(ExprKind k);
+// The compound kind (add, mul, div, exp, sqrt, sum) spelled `name` in the text form, if any.
+std::optional<ExprKind> compound_kind(std::string_view name);
 // Whether `op` is abstracted as an opaque function (kApply) and with how many arguments.
 bool is_opaque_op(ir::OpKind op);
 

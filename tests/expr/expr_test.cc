@@ -110,11 +110,7 @@ TEST(AbstractExpr, EveryKernelOperator) {
   }
 }
 
-ir::KernelGraph load(const std::string& name) {
-  auto g = driver::load_graph_file(testing::example_path(name));
-  if (!g.ok()) throw std::runtime_error(g.status().message());
-  return *g;
-}
+using testing::load_example;
 
 // Graph-defined kernels are inlined: iterators and savers are identity, accumulators with a
 // replica fmap are sum(R, .), thread graphs compose.
@@ -131,13 +127,13 @@ TEST(AbstractExpr, BlockGraphsAreInlined) {
   };
   for (const auto& [name, want] : rows) {
     ExprPool pool;
-    GraphExprs ex = abstract_expressions(load(name), pool);
+    GraphExprs ex = abstract_expressions(load_example(name), pool);
     EXPECT_EQ(to_string(ex.outputs[0]), want) << name;
   }
 }
 
 TEST(AbstractExpr, BlockTensorsHaveExpressions) {
-  ir::KernelGraph g = load("rms_norm_matmul.fused");
+  ir::KernelGraph g = load_example("rms_norm_matmul.fused");
   ExprPool pool;
   GraphExprs ex = abstract_expressions(g, pool);
   ASSERT_EQ(ex.blocks.size(), 1u);

@@ -143,11 +143,7 @@ TEST(Oracle, SumAxioms) {
   EXPECT_FALSE(dist.may_lead_to(parse(pool, "sum(8, div(Y, Z))")));
 }
 
-ir::KernelGraph load(const std::string& name) {
-  auto g = driver::load_graph_file(testing::example_path(name));
-  if (!g.ok()) throw std::runtime_error(g.status().message());
-  return *g;
-}
+using testing::load_example;
 
 // Theorem 1: no prefix of a hand-optimized uGraph is pruned against its program. A prefix is
 // any tensor of the uGraph (kernel or block level), so every tensor's expression must be kept;
@@ -159,8 +155,8 @@ TEST(Oracle, Theorem1NoPrefixOfAHandOptimizedExampleIsPruned) {
       {"lora", "lora.concat_matmul"}};
   for (const auto& [program, optimized] : pairs) {
     ExprPool pool;
-    const GraphExprs prog = abstract_expressions(load(program), pool);
-    const GraphExprs opt = abstract_expressions(load(optimized), pool);
+    const GraphExprs prog = abstract_expressions(load_example(program), pool);
+    const GraphExprs opt = abstract_expressions(load_example(optimized), pool);
     Oracle oracle(pool, prog.outputs);
     ASSERT_TRUE(oracle.stats().saturation.saturated) << program;
     std::vector<Expr> prefixes(opt.tensors);
