@@ -4,6 +4,8 @@
 // 3 `compare` found a difference / `verify` rejected the candidate, 4 `verify` could not prove
 // equivalence (not Lax, no bound, inconclusive) nor refute it.
 #include <CLI/CLI.hpp>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -31,7 +33,15 @@ struct Options {
   int samples = verify::kScreenSamples;
   std::vector<std::string> prefixes;
   bool z3 = false;
+  search::SearchOptions search;
+  int64_t max_states = 0;
+  std::string out_dir;
+  bool quiet = false;
+  bool no_prune = false;
 };
+
+std::atomic<bool> g_interrupted{false};
+extern "C" void on_sigint(int) { g_interrupted = true; }
 
 int fail(const Status& s) {
   std::cerr << "error: " << s.message() << "\n";
@@ -141,6 +151,44 @@ int cmd_expr(const Options& o) {
   return 0;
 }
 
+// Exit: 0 a verified uGraph was found (certified, or screened when certify could not prove),
+// 3 none was found, 1 bad input, 5 stopped early (time budget / Ctrl-C) with a checkpoint.
+int cmd_search(Options& o) {
+  auto g = load_valid(o.file, o.target);
+  if (!g.ok()) return fail(g.status());
+  auto t = target::find_target(o.target);
+  if (!t.ok()) return fail(t.status());
+  search::SearchOptions so = o.search;
+  so.target = *t;
+  so.seed = o.seed;
+  so.prune = !o.no_prune;
+  so.max_states = static_cast<uint64_t>(std::max<int64_t>(0, o.max_states));
+  so.cancel = &g_interrupted;
+  if (so.checkpoint.empty() && !o.out_dir.empty()) so.checkpoint = o.out_dir + "/checkpoint.json";
+  if (!o.quiet) so.progress = [](const std::string& line) { std::cerr << line << "\n"; };
+  std::signal(SIGINT, on_sigint);
+  auto r = driver::superoptimize(*g, so);
+  std::signal(SIGINT, SIG_DFL);
+  if (!r.ok()) return fail(r.status());
+  std::string summary;
+  if (!o.out_dir.empty()) {
+    auto w = driver::write_search_results(*r, *g, o.out_dir);
+    if (!w.ok()) return fail(w.status());
+    summary = *w;
+  } else {
+    summary = driver::search_summary(*r, *g);
+  }
+  std::cout << summary;
+  if (r->best && o.out_dir.empty()) std::cout << "\n" << ir::print_graph(*r->best);
+  if (r->stop_reason != search::StopReason::kExhausted) {
+    std::cerr << "search stopped early (" << search::stop_reason_name(r->stop_reason) << ")";
+    if (!so.checkpoint.empty()) std::cerr << "; continue with --resume --checkpoint " << so.checkpoint;
+    std::cerr << "\n";
+    return 5;
+  }
+  return r->best ? 0 : kMismatch;
+}
+
 int cmd_dot(const Options& o) {
   auto g = load_valid(o.file, o.target);
   if (!g.ok()) return fail(g.status());
@@ -191,6 +239,27 @@ int main(int argc, char** argv) {
   ex->add_option("--prefix", o.prefixes, "an abstract expression, e.g. 'sum(64, mul(X, W))' (repeatable)");
   ex->add_flag("--z3", o.z3, "decide with Z3 only (default: the saturated e-graph)");
   ex->add_option("--target", o.target, targets);
+  auto* se = app.add_subcommand("search", "superoptimize a program: find verified uGraphs (Mirage Alg. 1)");
+  se->add_option("PROGRAM", o.file, "the program (uGraph of predefined ops)")->required();
+  se->add_option("--max-kernel-ops", o.search.max_kernel_ops, "kernel ops per uGraph (default 5)");
+  se->add_option("--max-block-ops", o.search.max_block_ops, "compute ops + accumulators per block graph (default 11)");
+  se->add_option("--max-graph-defined", o.search.max_graph_defined_ops, "graph-defined kernels per uGraph (default 1)");
+  se->add_option("--max-block-outputs", o.search.max_block_outputs, "outputs per block graph (default 2)");
+  se->add_option("--grid-sizes", o.search.grid_sizes, "sizes a grid dim may take (default 1 2 4 ... 4096)")->expected(1, 64);
+  se->add_option("--min-blocks", o.search.min_blocks, "fewest blocks per grid (default 32)");
+  se->add_option("--max-blocks", o.search.max_blocks, "most blocks per grid (default 4096)");
+  se->add_option("--max-grid-dims", o.search.max_grid_dims, "grid dims of size > 1 (default 2)");
+  se->add_option("--forloop", o.search.forloop_ranges, "for-loop ranges (default 1 4 16 64)")->expected(1, 16);
+  se->add_option("--threads", o.search.threads, "search threads (default: all cores)");
+  se->add_option("--time-budget", o.search.time_budget_s, "stop after this many seconds, keeping what was found");
+  se->add_option("--max-states", o.max_states, "stop after about this many prefixes");
+  se->add_option("--out", o.out_dir, "write candidates (text + JSON), best.mu and summary.txt here");
+  se->add_option("--checkpoint", o.search.checkpoint, "checkpoint file (default: OUT/checkpoint.json)");
+  se->add_flag("--resume", o.search.resume, "continue a stopped search from its checkpoint");
+  se->add_flag("--no-prune", o.no_prune, "do not prune with abstract expressions (Table 5 baseline)");
+  se->add_flag("--quiet", o.quiet, "no progress lines on stderr");
+  se->add_option("--seed", o.seed, "verifier seed (default 0)");
+  se->add_option("--target", o.target, targets);
   auto* dot = app.add_subcommand("dot", "print the uGraph as Graphviz DOT");
   dot->add_option("FILE", o.file, "uGraph (text or JSON)")->required();
   dot->add_option("-o,--out", o.out, "write to this file instead of stdout");
@@ -207,6 +276,7 @@ int main(int argc, char** argv) {
     if (*ver) return cmd_verify(o);
     if (*ex) return cmd_expr(o);
     if (*dot) return cmd_dot(o);
+    if (*se) return cmd_search(o);
   } catch (const std::exception& e) {
     std::cerr << "mugraph: " << e.what() << "\n";
     return kInternalError;

@@ -3,6 +3,7 @@
 #include "expr/abstract.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -160,6 +161,62 @@ Result<OracleReport> ask_oracle(const ir::KernelGraph& program,
   for (size_t i = 0; i < asked.size(); ++i) r.answers.push_back({prefixes[i], oracle.may_lead_to(asked[i])});
   r.stats = oracle.stats();
   return r;
+}
+
+Result<search::SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
+                                                  const search::SearchOptions& options) {
+  MG_RETURN_IF_ERROR(validate(program, options.target));
+  MG_RETURN_IF_ERROR(check_interpretable(program));
+  return search::superoptimize(program, options);
+}
+
+std::string search_summary(const search::SuperoptimizeResult& r, const ir::KernelGraph& program) {
+  std::ostringstream os;
+  os << "Lax parts: " << r.partition.parts.size() << ", non-Lax ops kept: "
+     << r.partition.kept_ops.size() << "; " << r.seconds << " s\n";
+  for (size_t k = 0; k < r.parts.size(); ++k) {
+    os << "\n== part " << k << " (" << r.partition.parts[k].program.ops.size() << " ops): "
+       << r.parts[k].candidates.size() << " verified candidates\n"
+       << search::summary_table(r.parts[k]);
+  }
+  if (r.certify_ran)
+    os << "\n== best: " << verify::verdict_name(r.certified.kind) << " - "
+       << r.certified.summary << "\n";
+  else if (!r.best)
+    os << "\n== no uGraph for the whole program\n";
+  (void)program;
+  return os.str();
+}
+
+Result<std::string> write_search_results(const search::SuperoptimizeResult& r,
+                                         const ir::KernelGraph& program, const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return error("cannot create directory '", dir, "': ", ec.message());
+  auto write = [&](const fs::path& p, const std::string& text) -> Status {
+    std::ofstream f(p);
+    if (!(f << text)) return error("cannot write '", p.string(), "'");
+    return ok_status();
+  };
+  for (size_t k = 0; k < r.parts.size(); ++k) {
+    const fs::path part = fs::path(dir) / ("part" + std::to_string(k));
+    fs::create_directories(part, ec);
+    if (ec) return error("cannot create directory '", part.string(), "': ", ec.message());
+    const auto& cands = r.parts[k].candidates;
+    for (size_t i = 0; i < cands.size(); ++i) {
+      const std::string stem = "cand" + std::to_string(i + 1);
+      MG_RETURN_IF_ERROR(write(part / (stem + ".mu"), ir::print_graph(cands[i].graph)));
+      MG_RETURN_IF_ERROR(write(part / (stem + ".json"), ir::to_json(cands[i].graph) + "\n"));
+    }
+  }
+  if (r.best) {
+    MG_RETURN_IF_ERROR(write(fs::path(dir) / "best.mu", ir::print_graph(*r.best)));
+    MG_RETURN_IF_ERROR(write(fs::path(dir) / "best.json", ir::to_json(*r.best) + "\n"));
+  }
+  const std::string summary = search_summary(r, program);
+  MG_RETURN_IF_ERROR(write(fs::path(dir) / "summary.txt", summary));
+  return summary;
 }
 
 }  // namespace mugraph::driver

@@ -9,6 +9,7 @@
 #include "expr/oracle.h"
 #include "ir/graph.h"
 #include "ir/memory.h"
+#include "search/search.h"
 #include "target/target.h"
 #include "verify/verifier.h"
 
@@ -78,5 +79,20 @@ struct OracleReport {
 };
 Result<OracleReport> ask_oracle(const ir::KernelGraph& program,
                                 const std::vector<std::string>& prefixes, expr::OracleMode mode);
+
+// The superoptimizer (search/search.h): validates `program` against options.target, then
+// partitions, searches, stitches and certifies.
+Result<search::SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
+                                                  const search::SearchOptions& options);
+
+// Writes a search's results under `dir` (created if needed): per Lax part k and candidate i,
+// part<k>/cand<i>.mu and .json (best first); best.mu / best.json (the stitched answer, when
+// there is one); summary.txt (the summary table of every part and the certify verdict).
+// Returns the summary text.
+Result<std::string> write_search_results(const search::SuperoptimizeResult& r,
+                                         const ir::KernelGraph& program, const std::string& dir);
+
+// The summary text alone (what write_search_results puts in summary.txt).
+std::string search_summary(const search::SuperoptimizeResult& r, const ir::KernelGraph& program);
 
 }  // namespace mugraph::driver

@@ -50,6 +50,20 @@ std::optional<bool> Oracle::egraph_answer(Expr prefix) const {
   return std::nullopt;
 }
 
+std::optional<bool> Oracle::equals_output(Expr e, size_t i) const {
+  MG_CHECK(i < program_.size(), "program output " << i << " out of range");
+  return equivalent(e, program_[i]);
+}
+
+std::optional<bool> Oracle::equivalent(Expr a, Expr b) const {
+  if (a == b) return true;
+  if (options_.mode == OracleMode::kZ3) return std::nullopt;
+  auto ca = egraph_.lookup(a), cb = egraph_.lookup(b);
+  if (ca && cb) return egraph_.find(*ca) == egraph_.find(*cb);
+  if ((ca || cb) && stats_.saturation.saturated) return false;
+  return std::nullopt;
+}
+
 std::optional<Expr> Oracle::witness(Expr prefix) const {
   for (ClassId r : roots_)
     if (auto w = egraph_.witness(r, prefix, pool_)) return w;

@@ -70,6 +70,14 @@ class Oracle {
   // Z3's answer; with `use_witness`, a term of the program's class containing the prefix is
   // taken from the e-graph (when it has one) and handed to Z3 as a hint.
   Z3Answer z3_answer(Expr prefix, bool use_witness = false);
+  // Whether `e` is equal (under the axioms) to program output `i`: true/false when the e-graph
+  // decides it, nullopt when it cannot (Z3 mode, or `e` not found in an unsaturated e-graph).
+  // The search uses it to recognise a finished uGraph; the verifier has the final word.
+  std::optional<bool> equals_output(Expr e, size_t i) const;
+  // Whether `a` and `b` are equal under the axioms, as far as the e-graph knows: true when both
+  // are in one class, false when the e-graph is saturated and holds one of them but not the
+  // other in that class, nullopt otherwise. (Structurally equal terms are always equal.)
+  std::optional<bool> equivalent(Expr a, Expr b) const;
   // A term of a program output's class in which `prefix` occurs literally (e-graph modes).
   std::optional<Expr> witness(Expr prefix) const;
 

@@ -1,0 +1,24 @@
+// Structural canonical hash of a uGraph, for deduplicating search results.
+//
+// Each tensor hashes its definition (operator, attributes, maps, grid, range and the hashes of
+// its inputs; inputs of add and mul are sorted), so the hash is insensitive to the order of
+// ops that does not matter (two topological orders of one DAG) and to tensor names, and
+// sensitive to everything that changes what is computed or how (maps, grid, loop, fusion).
+// Graph hash: its outputs' hashes in output order.
+#pragma once
+
+#include <cstdint>
+
+#include "ir/graph.h"
+
+namespace mugraph::search {
+
+uint64_t canonical_hash(const ir::KernelGraph& g);
+
+// Device-memory traffic of `g` in bytes, the ranking key of search results until the cost
+// model exists: a predefined op reads its inputs and writes its outputs once; a graph-defined
+// op reads, per block, its block input of every iterator (a replicated input is read by every
+// block) and writes its outputs.
+int64_t device_traffic(const ir::KernelGraph& g);
+
+}  // namespace mugraph::search

@@ -1,0 +1,1105 @@
+#include "search/enumerate.h"
+
+#include <algorithm>
+#include <array>
+#include <optional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "expr/abstract.h"
+#include "ir/builder.h"
+
+namespace mugraph::search {
+namespace {
+
+using ir::OpKind;
+using ir::Phase;
+using ir::TensorType;
+
+constexpr int kMaxRankInputs = 6;
+constexpr int kCodeAccumulator = 1000;
+constexpr int kCodeGraphDefined = 2000;
+constexpr uint64_t kPollEvery = 256;
+
+// The rank of Mirage §4.1: input indices in decreasing order (padded with -1), type, attribute.
+struct Rank {
+  std::array<int, kMaxRankInputs> in;
+  int code = 0;
+  int64_t attr = 0;
+  auto operator<=>(const Rank&) const = default;
+};
+
+Rank make_rank(const std::vector<int>& inputs, int code, int64_t attr) {
+  MG_CHECK(inputs.size() <= kMaxRankInputs, "too many op inputs for a rank");
+  Rank r;
+  r.in.fill(-1);
+  std::copy(inputs.begin(), inputs.end(), r.in.begin());
+  std::sort(r.in.begin(), r.in.end(), std::greater<int>());
+  r.code = code;
+  r.attr = attr;
+  return r;
+}
+
+bool commutative(OpKind op) { return op == OpKind::kAdd || op == OpKind::kMul; }
+
+// Ops the abstraction cannot see: their expression equals (one of) their input(s).
+bool abstracted(OpKind op) {
+  return op == OpKind::kScale || op == OpKind::kNeg || op == OpKind::kSub;
+}
+
+// Calls fn(tuple) for every `arity`-tuple over [0, n) with at least one index >= lo (the rank
+// rule), non-decreasing for commutative ops.
+template <class Fn>
+void for_each_tuple(int n, int arity, int lo, bool comm, std::vector<int>& t, Fn&& fn) {
+  const int k = static_cast<int>(t.size());
+  if (k == arity) {
+    if (*std::max_element(t.begin(), t.end()) >= lo) fn(t);
+    return;
+  }
+  for (int i = (comm && k > 0) ? t.back() : 0; i < n; ++i) {
+    t.push_back(i);
+    for_each_tuple(n, arity, lo, comm, t, fn);
+    t.pop_back();
+  }
+}
+
+// A cheap necessary condition for infer_type to succeed (it formats an error message on
+// failure, too slow for the search's inner loop).
+bool shapes_may_fit(OpKind op, const std::vector<TensorType>& in) {
+  switch (ir::op_info(op).cls) {
+    case ir::OpClass::kBinary:
+      return ir::broadcast_shapes(in[0].shape, in[1].shape).has_value();
+    case ir::OpClass::kMatmul: {
+      const ir::Shape &a = in[0].shape, &b = in[1].shape;
+      return a.rank >= 2 && b.rank >= 2 && a[a.rank - 1] == b[b.rank - 2];
+    }
+    default:
+      return true;
+  }
+}
+
+// INDEX LABELS. Every dim of every tensor carries the class of the program index it ranges
+// over (X[m, k], G[k], W[k, n]: matmul and broadcasting unify the classes of the dims they
+// pair). The abstract expressions forget which dim an op works along; labels remember it, so
+// an op that pairs two different indices (multiplies X's rows with G's columns) or sums over
+// an index the program never sums over is discarded, and a block graph's grid dims, loop and
+// output maps must each follow one index. -1: a dim of size 1; kAnyLabel: unknown (after
+// reshape, repeat, concat), matches anything.
+constexpr int kAnyLabel = -2;
+using Labels = std::array<int, ir::kMaxRank>;
+
+struct IndexClasses {  // union-find over index labels (building the program's classes)
+  std::vector<int> parent;
+  int make() {
+    parent.push_back(static_cast<int>(parent.size()));
+    return parent.back();
+  }
+  int find(int x) {
+    while (x >= 0 && parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  }
+};
+
+struct LabelResult {
+  Labels out;
+  int reduced[2] = {-1, -1};  // index classes summed over by the op
+};
+
+// Pairs labels x and y: unifies them when building the program's classes (uf), else checks.
+bool pair_labels(int x, int y, IndexClasses* uf) {
+  if (x == kAnyLabel || y == kAnyLabel || x < 0 || y < 0) return true;
+  if (!uf) return x == y;
+  x = uf->find(x), y = uf->find(y);
+  if (x != y) uf->parent[x] = y;
+  return true;
+}
+
+// Labels of a (batch of) dims broadcast right-aligned, out[0..rank).
+bool broadcast_labels(const ir::Shape& a, const Labels& la, const ir::Shape& b, const Labels& lb,
+                      int rank, Labels& out, IndexClasses* uf) {
+  for (int i = 0; i < rank; ++i) {
+    const int ia = a.rank - rank + i, ib = b.rank - rank + i;
+    const bool ha = ia >= 0 && a[ia] > 1, hb = ib >= 0 && b[ib] > 1;
+    if (ha && hb && !pair_labels(la[ia], lb[ib], uf)) return false;
+    out[i] = ha ? la[ia] : hb ? lb[ib] : -1;
+  }
+  return true;
+}
+
+std::optional<LabelResult> propagate_labels(OpKind op, const ir::OpAttrs& attrs,
+                                            const std::vector<TensorType>& t,
+                                            const std::vector<Labels>& l, const TensorType& out,
+                                            IndexClasses* uf) {
+  LabelResult r;
+  r.out.fill(-1);
+  const int rank = out.shape.rank;
+  auto matmul = [&](int a, int b, int* reduced) {
+    const ir::Shape &sa = t[a].shape, &sb = t[b].shape;
+    if (!pair_labels(l[a][sa.rank - 1], l[b][sb.rank - 2], uf)) return false;
+    *reduced = l[a][sa.rank - 1];
+    ir::Shape ba = sa, bb = sb;
+    ba.rank -= 2, bb.rank -= 2;
+    Labels batch;
+    batch.fill(-1);
+    if (!broadcast_labels(ba, l[a], bb, l[b], rank - 2, batch, uf)) return false;
+    Labels o = batch;
+    o[rank - 2] = sa[sa.rank - 2] > 1 ? l[a][sa.rank - 2] : -1;
+    o[rank - 1] = sb[sb.rank - 1] > 1 ? l[b][sb.rank - 1] : -1;
+    if (reduced == &r.reduced[0]) {
+      r.out = o;
+      return true;
+    }
+    for (int i = 0; i < rank; ++i)
+      if (!pair_labels(o[i], r.out[i], uf)) return false;
+    return true;
+  };
+  switch (ir::op_info(op).cls) {
+    case ir::OpClass::kUnary:
+      r.out = l[0];
+      return r;
+    case ir::OpClass::kBinary:
+      if (!broadcast_labels(t[0].shape, l[0], t[1].shape, l[1], rank, r.out, uf)) return {};
+      return r;
+    case ir::OpClass::kMatmul:
+      if (!matmul(0, 1, &r.reduced[0])) return {};
+      return r;
+    case ir::OpClass::kConcatMatmul:
+      if (!matmul(0, 2, &r.reduced[0]) || !matmul(1, 3, &r.reduced[1])) return {};
+      return r;
+    case ir::OpClass::kSum:
+      r.out = l[0];
+      r.reduced[0] = l[0][attrs.dim];
+      r.out[attrs.dim] = attrs.group == t[0].shape[attrs.dim] ? -1 : kAnyLabel;
+      return r;
+    case ir::OpClass::kRepeat:
+    case ir::OpClass::kReshape:
+    case ir::OpClass::kConcat:
+      for (int i = 0; i < rank; ++i) r.out[i] = out.shape[i] > 1 ? kAnyLabel : -1;
+      return r;
+  }
+  return {};
+}
+
+struct IterChoice {
+  ir::DimMap imap;
+  int fmap = ir::kReplica;
+  TensorType tile;
+};
+
+// Every (imap, fmap) of an input of type `t` for `grid` and range `r`.
+std::vector<IterChoice> iterator_choices(const TensorType& t, const ir::Dim3& grid, int64_t r) {
+  std::vector<IterChoice> out;
+  std::vector<ir::DimMap> imaps{ir::DimMap{}};
+  for (int g = 0; g < 3; ++g) {
+    if (grid[g] == 1) continue;
+    std::vector<ir::DimMap> next;
+    for (const ir::DimMap& m : imaps) {
+      next.push_back(m);  // phi
+      for (int d = 0; d < t.shape.rank; ++d) {
+        bool used = false;
+        for (int h = 0; h < g; ++h) used |= m[h] == d;
+        if (used || t.shape[d] % grid[g] != 0) continue;
+        ir::DimMap m2 = m;
+        m2.to[static_cast<size_t>(g)] = d;
+        next.push_back(m2);
+      }
+    }
+    imaps = std::move(next);
+  }
+  for (const ir::DimMap& m : imaps) {
+    ir::Shape block = t.shape;
+    for (int g = 0; g < 3; ++g)
+      if (m[g] != ir::kReplica) block[m[g]] /= grid[g];
+    out.push_back({m, ir::kReplica, TensorType::make(t.dtype, block)});
+    if (r == 1) continue;
+    for (int d = 0; d < block.rank; ++d) {
+      if (block[d] % r != 0) continue;
+      ir::Shape tile = block;
+      tile[d] /= r;
+      out.push_back({m, d, TensorType::make(t.dtype, tile)});
+    }
+  }
+  return out;
+}
+
+// Every omap of an output tile of type `t`: grid dims of size > 1 to distinct data dims.
+std::vector<ir::DimMap> omap_choices(const TensorType& t, const ir::Dim3& grid) {
+  std::vector<ir::DimMap> maps{ir::DimMap{}};
+  for (int g = 0; g < 3; ++g) {
+    if (grid[g] == 1) continue;
+    std::vector<ir::DimMap> next;
+    for (const ir::DimMap& m : maps)
+      for (int d = 0; d < t.shape.rank; ++d) {
+        bool used = false;
+        for (int h = 0; h < g; ++h) used |= m[h] == d;
+        if (used) continue;
+        ir::DimMap m2 = m;
+        m2.to[static_cast<size_t>(g)] = d;
+        next.push_back(m2);
+      }
+    maps = std::move(next);
+  }
+  return maps;
+}
+
+TensorType saved_type(const TensorType& tile, const ir::DimMap& omap, const ir::Dim3& grid) {
+  ir::Shape s = tile.shape;
+  for (int g = 0; g < 3; ++g)
+    if (omap[g] != ir::kReplica) s[omap[g]] *= grid[g];
+  return TensorType::make(tile.dtype, s);
+}
+
+struct BlockConfig {
+  ir::Dim3 grid;
+  int64_t forloop = 1;
+};
+
+// A program op the abstraction cannot see, with its inputs' expressions.
+struct Anchor {
+  OpKind op;
+  ir::OpAttrs attrs;
+  std::vector<expr::Expr> inputs;
+};
+
+}  // namespace
+
+std::vector<OpKind> default_ops(const ir::KernelGraph& program, bool kernel_level) {
+  std::set<OpKind> ops;
+  for (const ir::KernelOp& op : program.ops)
+    if (!op.graph_defined) ops.insert(op.op);
+  if (kernel_level && ops.count(OpKind::kMatmul) && ops.count(OpKind::kAdd))
+    ops.insert(OpKind::kConcatMatmul);
+  if (!kernel_level) ops.erase(OpKind::kConcatMatmul);
+  std::vector<OpKind> out;
+  const unsigned level = kernel_level ? ir::kLevelK : ir::kLevelB;
+  for (OpKind k : ops)
+    if (ir::op_info(k).levels & level) out.push_back(k);
+  return out;
+}
+
+struct Enumerator::Config {
+  ir::KernelGraph program;
+  SearchOptions opt;
+  expr::ExprPool& pool;
+  expr::Oracle& oracle;
+  std::vector<OpKind> kernel_ops, block_ops;
+  std::vector<Anchor> anchors;
+  std::vector<BlockConfig> blocks;
+  std::vector<expr::Expr> input_exprs;
+  std::vector<Labels> input_labels;  // per program input, canonical index classes
+  std::vector<bool> reduced;         // per index class: does the program sum over it?
+  int max_arity_kernel = 1, max_arity_block = 1;
+  int tasks = 0;
+
+  Config(const ir::KernelGraph& p, const SearchOptions& o, expr::ExprPool& pl, expr::Oracle& orc)
+      : program(p), opt(o), pool(pl), oracle(orc) {}
+};
+
+namespace {
+
+// One tensor of a prefix (kernel or block level).
+struct Tensor {
+  TensorType type;
+  expr::Expr e = nullptr;
+  int uses = 0;
+  Phase phase = Phase::kInLoop;
+  Labels lab{};
+  bool loop_dep = false;  // block level: depends on an input tiled by the for-loop
+};
+
+struct KernelOpRec {
+  bool gd = false;
+  OpKind op = OpKind::kAdd;
+  ir::OpAttrs attrs;
+  std::vector<int> in, out;
+  std::shared_ptr<const ir::BlockGraph> block;
+  Rank rank;
+};
+
+struct BlockOpRec {
+  bool acc = false;
+  OpKind op = OpKind::kAdd;
+  ir::OpAttrs attrs;
+  int fmap = ir::kReplica;  // accumulator
+  std::vector<int> in;
+  int out = -1;
+  Rank rank;
+};
+
+struct BlockFrame {
+  BlockConfig cfg;
+  std::vector<int> kin;  // kernel tensors read
+  std::vector<std::vector<IterChoice>> choices;
+  std::vector<int> chosen;  // per iterator; -1 = not read yet
+  std::vector<Tensor> t;    // iterators first
+  std::vector<BlockOpRec> ops;
+  int64_t smem = 0;
+  std::array<int, 3> grid_label{kAnyLabel, kAnyLabel, kAnyLabel};  // index each grid dim splits
+  int loop_label = kAnyLabel;                                       // index the loop tiles
+  bool last = false;    // the last kernel op: its outputs are the program's
+  int max_outputs = 1;
+};
+
+class Worker {
+ public:
+  Worker(const Enumerator::Config& c, int task, const std::function<bool()>* should_stop)
+      : c_(c), task_(task), should_stop_(should_stop) {
+    for (size_t i = 0; i < c_.program.inputs.size(); ++i)
+      kt_.push_back({c_.program.tensor(c_.program.inputs[i]).type, c_.input_exprs[i], 0,
+                     Phase::kInLoop, c_.input_labels[i], false});
+  }
+
+  void run() { kernel_step(); }
+  int root_choices() const { return root_counter_; }
+  bool stopped() const { return stopped_; }
+  SearchStats& stats() { return st_; }
+  std::vector<ir::KernelGraph>& complete() { return complete_; }
+
+ private:
+  // ---------------------------------------------------------------------------------------
+  // Common checks.
+
+  bool poll() {
+    if (stopped_) return false;
+    if (++since_poll_ >= kPollEvery) {
+      since_poll_ = 0;
+      if (should_stop_ && (*should_stop_)()) stopped_ = true;
+    }
+    return !stopped_;
+  }
+
+  // At the root, each choice of a first op is a task: true if this choice is not ours.
+  bool not_my_root_choice() {
+    if (!kops_.empty()) return false;
+    return root_counter_++ != task_;
+  }
+
+  // Whether the oracle keeps `e` (always, with pruning off).
+  bool oracle_keeps(expr::Expr e) {
+    if (!c_.opt.prune) return true;
+    if (c_.oracle.may_lead_to(e)) return true;
+    ++st_.pruned_oracle;
+    return false;
+  }
+
+  // Labels of an op's output, or nullopt (counted as a shape prune) when it pairs different
+  // indices or sums over one the program never sums over.
+  std::optional<Labels> labels_for(OpKind op, const ir::OpAttrs& attrs,
+                                   const std::vector<TensorType>& types,
+                                   const std::vector<Labels>& labs, const TensorType& out) {
+    auto r = propagate_labels(op, attrs, types, labs, out, nullptr);
+    bool ok = r.has_value();
+    for (int k = 0; ok && k < 2; ++k) {
+      const int red = r->reduced[k];
+      ok = red < 0 || red == kAnyLabel || c_.reduced[static_cast<size_t>(red)];
+    }
+    if (!ok) {
+      ++st_.pruned_shape;
+      return std::nullopt;
+    }
+    return r->out;
+  }
+
+  static bool redundant(const std::vector<Tensor>& ts, const TensorType& type, expr::Expr e,
+                        Phase phase) {
+    for (const Tensor& t : ts)
+      if (t.e == e && t.phase == phase && t.type == type) return true;
+    return false;
+  }
+
+  // Attribute choices for `op` on inputs of these types/expressions: (attrs, rank attr).
+  std::vector<std::pair<ir::OpAttrs, int64_t>> attr_choices(OpKind op,
+                                                            const std::vector<TensorType>& types,
+                                                            const std::vector<expr::Expr>& es) {
+    std::vector<std::pair<ir::OpAttrs, int64_t>> out;
+    if (op == OpKind::kSum) {
+      const ir::Shape& s = types[0].shape;
+      for (int d = 0; d < s.rank; ++d) {
+        if (s[d] == 1) continue;
+        ir::OpAttrs a;
+        a.dim = d;
+        a.group = s[d];
+        out.push_back({a, d});
+      }
+      return out;
+    }
+    if (abstracted(op)) {
+      for (size_t i = 0; i < c_.anchors.size(); ++i) {
+        const Anchor& an = c_.anchors[i];
+        if (an.op != op) continue;
+        bool match = true;
+        for (size_t j = 0; j < es.size() && match; ++j)
+          match = c_.oracle.equivalent(es[j], an.inputs[j]).value_or(false);
+        if (match) out.push_back({an.attrs, static_cast<int64_t>(i)});
+      }
+      return out;
+    }
+    out.push_back({ir::OpAttrs{}, 0});
+    return out;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Kernel level (Algorithm 1 lines 9-19).
+
+  void kernel_step() {
+    if (!poll()) return;
+    ++st_.kernel_states;
+    if (!kops_.empty()) try_complete_kernel();
+    if (static_cast<int>(kops_.size()) >= c_.opt.max_kernel_ops) return;
+    if (!kernel_can_finish()) return;
+    const int n = static_cast<int>(kt_.size());
+    const int lo = kops_.empty() ? 0 : kops_.back().rank.in[0];
+    std::vector<int> tuple;
+    for (OpKind op : c_.kernel_ops) {
+      const int arity = ir::op_info(op).arity;
+      for_each_tuple(n, arity, lo, commutative(op), tuple,
+                     [&](const std::vector<int>& in) { try_kernel_op(op, in); });
+      if (stopped_) return;
+    }
+    if (gd_count_ < c_.opt.max_graph_defined_ops) graph_defined_ops(n, lo);
+  }
+
+  bool kernel_can_finish() const {
+    int unconsumed = 0;
+    for (size_t i = c_.program.inputs.size(); i < kt_.size(); ++i) unconsumed += kt_[i].uses == 0;
+    const int need = unconsumed - static_cast<int>(c_.program.outputs.size());
+    const int left = c_.opt.max_kernel_ops - static_cast<int>(kops_.size());
+    // Every program input must be read by some op (the program reads them all).
+    if (unread_inputs() > left * c_.max_arity_kernel) return false;
+    return need <= left * std::max(c_.max_arity_kernel - 1, 1);
+  }
+
+  int unread_inputs() const {
+    int n = 0;
+    for (size_t i = 0; i < c_.program.inputs.size(); ++i) n += kt_[i].uses == 0;
+    return n;
+  }
+
+  void try_kernel_op(OpKind op, const std::vector<int>& in) {
+    std::vector<TensorType> types;
+    std::vector<expr::Expr> es;
+    std::vector<Labels> labs;
+    for (int i : in) types.push_back(kt_[i].type), es.push_back(kt_[i].e), labs.push_back(kt_[i].lab);
+    for (const auto& [attrs, attr_code] : attr_choices(op, types, es)) {
+      const Rank rank = make_rank(in, static_cast<int>(op), attr_code);
+      if (!kops_.empty() && !(kops_.back().rank < rank)) continue;
+      if (not_my_root_choice()) continue;
+      if (!shapes_may_fit(op, types)) {
+        ++st_.pruned_shape;
+        continue;
+      }
+      auto type = ir::infer_type(op, attrs, types);
+      if (!type.ok()) {
+        ++st_.pruned_shape;
+        continue;
+      }
+      auto lab = labels_for(op, attrs, types, labs, *type);
+      if (!lab) continue;
+      expr::Expr e = expr::op_expression(c_.pool, op, attrs, es, types);
+      if (redundant(kt_, *type, e, Phase::kInLoop)) {
+        ++st_.pruned_redundant;
+        continue;
+      }
+      if (!oracle_keeps(e)) continue;
+      KernelOpRec rec{false, op, attrs, in, {static_cast<int>(kt_.size())}, nullptr, rank};
+      push_kernel(std::move(rec), {{*type, e, 0, Phase::kInLoop, *lab, false}});
+      kernel_step();
+      pop_kernel();
+      if (stopped_) return;
+    }
+  }
+
+  void push_kernel(KernelOpRec rec, const std::vector<Tensor>& outs) {
+    for (int i : rec.in) ++kt_[i].uses;
+    for (const Tensor& t : outs) kt_.push_back(t);
+    gd_count_ += rec.gd;
+    kops_.push_back(std::move(rec));
+  }
+  void pop_kernel() {
+    const KernelOpRec& rec = kops_.back();
+    for (int i : rec.in) --kt_[i].uses;
+    kt_.resize(kt_.size() - rec.out.size());
+    gd_count_ -= rec.gd;
+    kops_.pop_back();
+  }
+
+  void graph_defined_ops(int n, int lo) {
+    // Input sets: ascending index lists of size 1..max_kernel_op_inputs with max >= lo.
+    const int max_in = std::min(c_.opt.max_kernel_op_inputs, n);
+    std::vector<int> set;
+    std::function<void(int)> rec = [&](int next) {
+      // The last op of the kernel graph must read every input not read yet.
+      const bool last = static_cast<int>(kops_.size()) + 1 == c_.opt.max_kernel_ops;
+      int covered = 0;
+      for (int i : set) covered += i < static_cast<int>(c_.program.inputs.size()) && kt_[i].uses == 0;
+      if (!set.empty() && set.back() >= lo && (!last || covered == unread_inputs())) {
+        const Rank rank = make_rank(set, kCodeGraphDefined, 0);
+        if (kops_.empty() || kops_.back().rank < rank)
+          for (size_t b = 0; b < c_.blocks.size(); ++b) {
+            if (not_my_root_choice()) continue;
+            start_block(set, static_cast<int>(b), rank);
+            if (stopped_) return;
+          }
+      }
+      if (static_cast<int>(set.size()) == max_in) return;
+      for (int i = next; i < n; ++i) {
+        set.push_back(i);
+        rec(i + 1);
+        set.pop_back();
+        if (stopped_) return;
+      }
+    };
+    rec(0);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Kernel completion.
+
+  void try_complete_kernel() {
+    std::vector<int> open;
+    for (size_t i = c_.program.inputs.size(); i < kt_.size(); ++i)
+      if (kt_[i].uses == 0) open.push_back(static_cast<int>(i));
+    const size_t nout = c_.program.outputs.size();
+    if (open.size() != nout) return;
+    // Find an assignment of open tensors to program outputs (few outputs: permutations).
+    std::vector<int> perm = open;
+    std::sort(perm.begin(), perm.end());
+    do {
+      bool ok = true;
+      for (size_t i = 0; i < nout && ok; ++i) {
+        const Tensor& t = kt_[perm[i]];
+        const TensorType& want = c_.program.tensor(c_.program.outputs[i]).type;
+        ok = t.type.shape == want.shape && t.type.dtype == want.dtype &&
+             c_.oracle.equals_output(t.e, i).value_or(true);
+      }
+      if (ok) {
+        ++st_.completed;
+        complete_.push_back(build_kernel_graph(perm));
+        return;
+      }
+    } while (std::next_permutation(perm.begin(), perm.end()));
+  }
+
+  ir::KernelGraph build_kernel_graph(const std::vector<int>& outputs) const {
+    ir::KernelBuilder kb;
+    std::vector<ir::TensorId> id(kt_.size(), -1);
+    auto name_of = [&](int t) -> std::string {
+      for (size_t i = 0; i < outputs.size(); ++i)
+        if (outputs[i] == t) return c_.program.tensor(c_.program.outputs[i]).name;
+      return "";
+    };
+    for (size_t i = 0; i < c_.program.inputs.size(); ++i) {
+      const ir::Tensor& in = c_.program.tensor(c_.program.inputs[i]);
+      id[i] = check_ok(kb.input(in.name, in.type));
+    }
+    for (const KernelOpRec& op : kops_) {
+      std::vector<ir::TensorId> ins;
+      for (int i : op.in) ins.push_back(id[i]);
+      if (!op.gd) {
+        id[op.out[0]] = check_ok(kb.op(op.op, ins, op.attrs, name_of(op.out[0])));
+        continue;
+      }
+      std::vector<std::string> names;
+      for (int o : op.out) names.push_back(name_of(o));
+      auto outs = check_ok(kb.graph_defined(ins, op.block, names));
+      for (size_t j = 0; j < outs.size(); ++j) id[op.out[j]] = outs[j];
+    }
+    for (int o : outputs) MG_CHECK(kb.output(id[o]).ok(), "search: output");
+    return check_ok(std::move(kb).finish());
+  }
+
+  template <class T>
+  static T check_ok(Result<T> r) {
+    MG_CHECK(r.ok(), "search built an invalid uGraph: " << r.status().message());
+    return std::move(*r);
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Block level (Algorithm 1 lines 21-28).
+
+  // A finished block graph: what the kernel level needs to add it as a graph-defined op.
+  struct DoneBlock {
+    std::shared_ptr<const ir::BlockGraph> block;
+    std::vector<Tensor> outs;  // kernel-level types and expressions of its outputs
+  };
+
+  // The block graphs over kernel tensors `kin` depend only on their types and expressions and
+  // on the configuration, not on the rest of the kernel prefix: they are searched once per
+  // task and replayed after every kernel prefix that offers the same inputs.
+  void start_block(const std::vector<int>& kin, int config, const Rank& rank) {
+    // As the last kernel op, the block graph must produce the program's outputs itself.
+    const bool last = static_cast<int>(kops_.size()) + 1 == c_.opt.max_kernel_ops;
+    std::vector<std::pair<expr::Expr, std::string>> key_in;
+    for (int k : kin) key_in.push_back({kt_[k].e, kt_[k].type.to_string()});
+    auto key = std::make_pair(key_in, config * 2 + last);
+    auto it = memo_.find(key);
+    if (it == memo_.end()) {
+      std::vector<DoneBlock> done;
+      search_blocks(kin, c_.blocks[static_cast<size_t>(config)], last, done);
+      it = memo_.emplace(std::move(key), std::move(done)).first;
+    }
+    for (const DoneBlock& d : it->second) {
+      if (stopped_) return;
+      bool fresh = true;
+      for (const Tensor& t : d.outs) fresh &= !redundant(kt_, t.type, t.e, Phase::kInLoop);
+      if (!fresh) {
+        ++st_.pruned_redundant;
+        continue;
+      }
+      KernelOpRec rec;
+      rec.gd = true;
+      rec.in = kin;
+      rec.rank = rank;
+      rec.block = d.block;
+      for (size_t j = 0; j < d.outs.size(); ++j) rec.out.push_back(static_cast<int>(kt_.size() + j));
+      push_kernel(std::move(rec), d.outs);
+      kernel_step();
+      pop_kernel();
+    }
+  }
+
+  void search_blocks(const std::vector<int>& kin, const BlockConfig& bc, bool last,
+                     std::vector<DoneBlock>& done) {
+    BlockFrame f;
+    f.cfg = bc;
+    f.kin = kin;
+    f.last = last;
+    f.max_outputs = last ? static_cast<int>(c_.program.outputs.size()) : c_.opt.max_block_outputs;
+    for (int k : kin) {
+      f.choices.push_back(iterator_choices(kt_[k].type, bc.grid, bc.forloop));
+      f.t.push_back({TensorType{}, kt_[k].e, 0, Phase::kInLoop, kt_[k].lab, false});
+      f.chosen.push_back(-1);
+    }
+    // Every grid dim of size > 1 must be able to partition some input.
+    for (int g = 0; g < 3; ++g) {
+      if (bc.grid[g] == 1) continue;
+      bool any = false;
+      for (const auto& cs : f.choices)
+        for (const IterChoice& ch : cs) any |= ch.imap[g] != ir::kReplica;
+      if (!any) {
+        ++st_.pruned_shape;
+        return;
+      }
+    }
+    frame_ = &f;
+    done_ = &done;
+    block_step();
+    frame_ = nullptr;
+    done_ = nullptr;
+  }
+
+  int block_compute_ops() const { return static_cast<int>(frame_->ops.size()); }
+
+  void block_step() {
+    if (!poll()) return;
+    ++st_.block_states;
+    BlockFrame& f = *frame_;
+    try_complete_block();
+    if (block_compute_ops() >= c_.opt.max_block_ops || stopped_) return;
+    if (!block_can_finish()) return;
+    const int n = static_cast<int>(f.t.size());
+    const int lo = f.ops.empty() ? 0 : f.ops.back().rank.in[0];
+    std::vector<int> tuple;
+    for (OpKind op : c_.block_ops) {
+      const int arity = ir::op_info(op).arity;
+      for_each_tuple(n, arity, lo, commutative(op), tuple,
+                     [&](const std::vector<int>& in) { with_iterators(in, 0, [&] {
+                       try_block_op(op, in);
+                     }); });
+      if (stopped_) return;
+    }
+    // Accumulators take computed tensors (accumulating an input tile is a copy or a plain sum,
+    // which a sum op in the loop or a predefined kernel does as well).
+    if (f.cfg.forloop > 1)
+      for (int i = std::max(lo, static_cast<int>(f.kin.size())); i < n && !stopped_; ++i)
+        try_accumulators(i);
+  }
+
+  // Calls fn once per map choice of each iterator in `in` not read yet (fixing it for the
+  // call), or once if all are fixed.
+  template <class Fn>
+  void with_iterators(const std::vector<int>& in, size_t k, Fn&& fn) {
+    BlockFrame& f = *frame_;
+    for (; k < in.size(); ++k) {
+      const int i = in[k];
+      if (i >= static_cast<int>(f.kin.size()) || f.chosen[i] >= 0) continue;
+      for (size_t c = 0; c < f.choices[i].size() && !stopped_; ++c) {
+        const IterChoice& ch = f.choices[i][c];
+        const int64_t bytes = ch.tile.bytes();
+        if (f.smem + bytes > c_.opt.target.shared_memory_per_block) {
+          ++st_.pruned_memory;
+          continue;
+        }
+        // One index per grid dim and one for the loop, whichever input they split.
+        const auto saved_grid = f.grid_label;
+        const int saved_loop = f.loop_label;
+        bool fits = true;
+        auto claim = [&](int& slot, int label) {
+          if (label == kAnyLabel || label < 0) return;
+          if (slot == kAnyLabel) slot = label;
+          else fits &= slot == label;
+        };
+        for (int g = 0; g < 3; ++g)
+          if (ch.imap[g] != ir::kReplica) claim(f.grid_label[static_cast<size_t>(g)], f.t[i].lab[ch.imap[g]]);
+        if (ch.fmap != ir::kReplica) claim(f.loop_label, f.t[i].lab[ch.fmap]);
+        if (!fits) {
+          f.grid_label = saved_grid;
+          f.loop_label = saved_loop;
+          ++st_.pruned_shape;
+          continue;
+        }
+        f.chosen[i] = static_cast<int>(c);
+        f.t[i].type = ch.tile;
+        f.t[i].loop_dep = ch.fmap != ir::kReplica;
+        f.smem += bytes;
+        with_iterators(in, k + 1, fn);
+        f.smem -= bytes;
+        f.chosen[i] = -1;
+        f.t[i].loop_dep = false;
+        f.grid_label = saved_grid;
+        f.loop_label = saved_loop;
+      }
+      return;
+    }
+    fn();
+  }
+
+  bool block_can_finish() const {
+    const BlockFrame& f = *frame_;
+    int need = 0, open_in = 0, open_post = 0;
+    for (size_t i = 0; i < f.t.size(); ++i) {
+      if (i < f.kin.size()) {
+        need += f.t[i].uses == 0;
+        continue;
+      }
+      if (f.t[i].uses > 0) continue;
+      if (f.cfg.forloop > 1 && f.t[i].phase == Phase::kInLoop)
+        ++open_in;
+      else
+        ++open_post;
+    }
+    need += open_in;
+    need += std::max(0, open_post - f.max_outputs);
+    if (open_in + open_post > c_.opt.max_open_tensors) return false;
+    const int left = c_.opt.max_block_ops - block_compute_ops();
+    return need <= left * std::max(c_.max_arity_block - 1, 1);
+  }
+
+  void try_block_op(OpKind op, const std::vector<int>& in) {
+    BlockFrame& f = *frame_;
+    const Phase phase = f.t[in[0]].phase;
+    // With a loop, reductions belong in it: post-loop ops are element-wise (the epilogue).
+    if (phase == Phase::kPostLoop && f.cfg.forloop > 1 && !ir::is_elementwise(op)) return;
+    std::vector<TensorType> types;
+    std::vector<expr::Expr> es;
+    std::vector<Labels> labs;
+    bool loop_dep = false;
+    for (int i : in) {
+      if (f.t[i].phase != phase) return;  // ops never mix phases
+      types.push_back(f.t[i].type);
+      es.push_back(f.t[i].e);
+      labs.push_back(f.t[i].lab);
+      loop_dep |= f.t[i].loop_dep;
+    }
+    for (const auto& [attrs, attr_code] : attr_choices(op, types, es)) {
+      const Rank rank = make_rank(in, static_cast<int>(op), attr_code);
+      if (!f.ops.empty() && !(f.ops.back().rank < rank)) continue;
+      if (!shapes_may_fit(op, types)) {
+        ++st_.pruned_shape;
+        continue;
+      }
+      auto type = ir::infer_type(op, attrs, types);
+      if (!type.ok()) {
+        ++st_.pruned_shape;
+        continue;
+      }
+      auto lab = labels_for(op, attrs, types, labs, *type);
+      if (!lab) continue;
+      BlockOpRec rec{false, op, attrs, ir::kReplica, in, static_cast<int>(f.t.size()), rank};
+      add_block_tensor(std::move(rec),
+                       {*type, expr::op_expression(c_.pool, op, attrs, es, types), 0, phase, *lab,
+                        loop_dep});
+      if (stopped_) return;
+    }
+  }
+
+  void try_accumulators(int i) {
+    BlockFrame& f = *frame_;
+    if (f.t[i].phase != Phase::kInLoop) return;
+    // Only a tensor that varies with the loop is accumulated: summed (phi) if the loop's
+    // index was reduced inside the tile, concatenated along the dim that carries it otherwise.
+    if (!f.t[i].loop_dep) return;
+    const TensorType& in = f.t[i].type;
+    const Labels& lab = f.t[i].lab;
+    int loop_dim = ir::kReplica;
+    for (int d = 0; d < in.shape.rank; ++d)
+      if (f.loop_label != kAnyLabel && lab[d] == f.loop_label) loop_dim = d;
+    for (int fmap = ir::kReplica; fmap < in.shape.rank && !stopped_; ++fmap) {
+      if (f.loop_label != kAnyLabel && fmap != loop_dim) continue;
+      const Rank rank = make_rank({i}, kCodeAccumulator, fmap + 1);
+      if (!f.ops.empty() && !(f.ops.back().rank < rank)) continue;
+      ir::Shape s = in.shape;
+      if (fmap != ir::kReplica) s[fmap] *= f.cfg.forloop;
+      expr::Expr e = fmap == ir::kReplica ? c_.pool.sum(f.cfg.forloop, f.t[i].e) : f.t[i].e;
+      BlockOpRec rec{true, OpKind::kAdd, {}, fmap, {i}, static_cast<int>(f.t.size()), rank};
+      add_block_tensor(std::move(rec),
+                       {TensorType::make(in.dtype, s), e, 0, Phase::kPostLoop, lab, false});
+    }
+  }
+
+  // Shared tail of try_block_op / try_accumulators: memory, redundancy, oracle, recurse.
+  void add_block_tensor(BlockOpRec rec, const Tensor& t) {
+    BlockFrame& f = *frame_;
+    const TensorType& type = t.type;
+    const expr::Expr e = t.e;
+    const Phase phase = t.phase;
+    const int64_t bytes = type.bytes();
+    if (f.smem + bytes > c_.opt.target.shared_memory_per_block) {
+      ++st_.pruned_memory;
+      return;
+    }
+    if (!abstracted(rec.op) || rec.acc) {
+      if (redundant(f.t, type, e, phase)) {
+        ++st_.pruned_redundant;
+        return;
+      }
+    }
+    if (!oracle_keeps(e)) return;
+    const std::vector<int> in = rec.in;
+    for (int i : in) ++f.t[i].uses;
+    f.t.push_back(t);
+    f.smem += bytes;
+    f.ops.push_back(std::move(rec));
+    block_step();
+    f.ops.pop_back();
+    f.smem -= bytes;
+    f.t.pop_back();
+    for (int i : in) --f.t[i].uses;
+  }
+
+  // ---------------------------------------------------------------------------------------
+  // Block completion (Algorithm 1 lines 22-24).
+
+  void try_complete_block() {
+    BlockFrame& f = *frame_;
+    const size_t n_in = f.kin.size();
+    for (size_t i = 0; i < n_in; ++i)
+      if (f.chosen[i] < 0) return;
+    for (int g = 0; g < 3; ++g) {
+      if (f.cfg.grid[g] == 1) continue;
+      bool mapped = false;
+      for (size_t i = 0; i < n_in; ++i) mapped |= f.choices[i][f.chosen[i]].imap[g] != ir::kReplica;
+      if (!mapped) return;  // the blocks along g would all compute the same thing
+    }
+    if (f.cfg.forloop > 1) {
+      bool tiled = false;
+      for (size_t i = 0; i < n_in; ++i) tiled |= f.choices[i][f.chosen[i]].fmap != ir::kReplica;
+      if (!tiled) return;  // every iteration would be the same
+    }
+    std::vector<int> outs;
+    for (size_t i = n_in; i < f.t.size(); ++i) {
+      if (f.t[i].uses > 0) continue;
+      if (f.cfg.forloop > 1 && f.t[i].phase != Phase::kPostLoop) return;
+      outs.push_back(static_cast<int>(i));
+    }
+    if (outs.empty() || static_cast<int>(outs.size()) > f.max_outputs) return;
+    if (f.last) {
+      if (outs.size() != c_.program.outputs.size()) return;
+      for (int o : outs) {
+        bool matches = false;
+        for (size_t i = 0; i < c_.program.outputs.size() && !matches; ++i)
+          matches = c_.oracle.equals_output(f.t[o].e, i).value_or(true);
+        if (!matches) return;
+      }
+    }
+    std::vector<std::vector<ir::DimMap>> omaps;
+    for (int o : outs) {
+      std::vector<ir::DimMap> ms;
+      for (const ir::DimMap& m : omap_choices(f.t[o].type, f.cfg.grid)) {
+        bool follows = true;  // grid dim g writes along the dim carrying g's index
+        for (int g = 0; g < 3; ++g)
+          if (m[g] != ir::kReplica && f.grid_label[static_cast<size_t>(g)] != kAnyLabel)
+            follows &= f.t[o].lab[m[g]] == kAnyLabel ||
+                       f.t[o].lab[m[g]] == f.grid_label[static_cast<size_t>(g)];
+        if (follows) ms.push_back(m);
+      }
+      if (ms.empty()) return;
+      omaps.push_back(std::move(ms));
+    }
+    std::vector<ir::DimMap> pick(outs.size());
+    std::function<void(size_t)> rec = [&](size_t k) {
+      if (stopped_) return;
+      if (k == outs.size()) {
+        finish_block(outs, pick);
+        return;
+      }
+      for (const ir::DimMap& m : omaps[k]) {
+        pick[k] = m;
+        rec(k + 1);
+      }
+    };
+    rec(0);
+  }
+
+  void finish_block(const std::vector<int>& outs, const std::vector<ir::DimMap>& omaps) {
+    BlockFrame& f = *frame_;
+    DoneBlock d;
+    for (size_t j = 0; j < outs.size(); ++j)
+      d.outs.push_back({saved_type(f.t[outs[j]].type, omaps[j], f.cfg.grid), f.t[outs[j]].e, 0,
+                        Phase::kInLoop, f.t[outs[j]].lab, false});
+    d.block = build_block_graph(outs, omaps);
+    done_->push_back(std::move(d));
+  }
+
+  std::shared_ptr<const ir::BlockGraph> build_block_graph(const std::vector<int>& outs,
+                                                          const std::vector<ir::DimMap>& omaps) {
+    const BlockFrame& f = *frame_;
+    std::vector<TensorType> in_types;
+    for (int k : f.kin) in_types.push_back(kt_[k].type);
+    auto bb = check_ok(ir::BlockBuilder::make(in_types, f.cfg.grid, f.cfg.forloop));
+    std::vector<ir::TensorId> id(f.t.size(), -1);
+    for (size_t i = 0; i < f.kin.size(); ++i) {
+      const IterChoice& ch = f.choices[i][f.chosen[i]];
+      id[i] = check_ok(bb.input_iterator(static_cast<int>(i), ch.imap, ch.fmap));
+    }
+    for (const BlockOpRec& op : f.ops) {
+      std::vector<ir::TensorId> ins;
+      for (int i : op.in) ins.push_back(id[i]);
+      id[op.out] = op.acc ? check_ok(bb.accumulator(ins[0], op.fmap))
+                          : check_ok(bb.op(op.op, ins, op.attrs));
+    }
+    for (size_t j = 0; j < outs.size(); ++j) {
+      Status s = bb.output_saver(id[outs[j]], omaps[j]);
+      MG_CHECK(s.ok(), "search built an invalid block graph: " << s.message());
+    }
+    return check_ok(std::move(bb).finish());
+  }
+
+  const Enumerator::Config& c_;
+  const int task_;
+  const std::function<bool()>* should_stop_;
+  SearchStats st_;
+  std::vector<ir::KernelGraph> complete_;
+  std::vector<Tensor> kt_;
+  std::vector<KernelOpRec> kops_;
+  int gd_count_ = 0;
+  BlockFrame* frame_ = nullptr;
+  std::vector<DoneBlock>* done_ = nullptr;
+  std::map<std::pair<std::vector<std::pair<expr::Expr, std::string>>, int>,
+           std::vector<DoneBlock>> memo_;
+  int root_counter_ = 0;
+  bool stopped_ = false;
+  uint64_t since_poll_ = 0;
+};
+
+}  // namespace
+
+Enumerator::Enumerator(const ir::KernelGraph& program, const SearchOptions& options,
+                       expr::ExprPool& pool, expr::Oracle& oracle)
+    : cfg_(std::make_unique<Config>(program, options, pool, oracle)) {
+  Config& c = *cfg_;
+  c.kernel_ops = options.kernel_ops.empty() ? default_ops(program, true) : options.kernel_ops;
+  c.block_ops = options.block_ops.empty() ? default_ops(program, false) : options.block_ops;
+  for (OpKind k : c.kernel_ops) c.max_arity_kernel = std::max(c.max_arity_kernel, ir::op_info(k).arity);
+  if (options.max_graph_defined_ops > 0)
+    c.max_arity_kernel = std::max(c.max_arity_kernel, options.max_kernel_op_inputs);
+  for (OpKind k : c.block_ops) c.max_arity_block = std::max(c.max_arity_block, ir::op_info(k).arity);
+  MG_CHECK(options.max_kernel_op_inputs <= kMaxRankInputs,
+           "max_kernel_op_inputs above " << kMaxRankInputs);
+
+  const expr::GraphExprs ge = expr::abstract_expressions(program, pool);
+  for (ir::TensorId id : program.inputs) c.input_exprs.push_back(ge.tensors[id]);
+  // Index classes of the program: a fresh label per input dim, unified by its ops.
+  IndexClasses uf;
+  std::vector<Labels> labels(program.tensors.size());
+  for (ir::TensorId id : program.inputs) {
+    labels[id].fill(-1);
+    for (int d = 0; d < program.tensor(id).type.shape.rank; ++d)
+      if (program.tensor(id).type.shape[d] > 1) labels[id][d] = uf.make();
+  }
+  std::vector<int> sums;
+  for (const ir::KernelOp& op : program.ops) {
+    std::vector<TensorType> types;
+    std::vector<Labels> labs;
+    for (ir::TensorId i : op.inputs) types.push_back(program.tensor(i).type), labs.push_back(labels[i]);
+    auto r = propagate_labels(op.op, op.attrs, types, labs, program.tensor(op.outputs[0]).type, &uf);
+    MG_CHECK(r.has_value(), "index labels of a valid program");
+    labels[op.outputs[0]] = r->out;
+    for (int red : r->reduced)
+      if (red >= 0) sums.push_back(red);
+  }
+  c.reduced.assign(uf.parent.size(), false);
+  for (int red : sums) c.reduced[uf.find(red)] = true;
+  for (ir::TensorId id : program.inputs) {
+    Labels l = labels[id];
+    for (int& x : l) x = x >= 0 ? uf.find(x) : x;
+    c.input_labels.push_back(l);
+  }
+  for (const ir::KernelOp& op : program.ops) {
+    if (op.graph_defined || !abstracted(op.op)) continue;
+    Anchor a{op.op, op.attrs, {}};
+    for (ir::TensorId i : op.inputs) a.inputs.push_back(ge.tensors[i]);
+    c.anchors.push_back(std::move(a));
+  }
+
+  // Block configurations: grids (up to max_grid_dims dims of size > 1, each dividing some
+  // input dim) x for-loop ranges.
+  std::set<int64_t> dims;
+  for (ir::TensorId id : program.inputs)
+    for (int d = 0; d < program.tensor(id).type.shape.rank; ++d)
+      dims.insert(program.tensor(id).type.shape[d]);
+  std::vector<int64_t> sizes;
+  for (int64_t s : options.grid_sizes) {
+    bool divides = s == 1;
+    for (int64_t d : dims) divides |= d % s == 0;
+    if (divides) sizes.push_back(s);
+  }
+  if (std::find(sizes.begin(), sizes.end(), 1) == sizes.end()) sizes.insert(sizes.begin(), 1);
+  for (int64_t x : sizes)
+    for (int64_t y : sizes)
+      for (int64_t z : sizes) {
+        const int dims_used = (x > 1) + (y > 1) + (z > 1);
+        if (dims_used > options.max_grid_dims) continue;
+        if ((y > 1 && x == 1) || (z > 1 && y == 1)) continue;  // grid dims in order x, y, z
+        const int64_t blocks = x * y * z;
+        if (blocks < options.min_blocks || blocks > options.max_blocks) continue;
+        for (int64_t r : options.forloop_ranges) c.blocks.push_back({ir::Dim3{{x, y, z}}, r});
+      }
+
+  Worker counter(c, -1, nullptr);
+  counter.run();
+  c.tasks = counter.root_choices();
+}
+
+Enumerator::~Enumerator() = default;
+
+int Enumerator::task_count() const { return cfg_->tasks; }
+
+Enumerator::TaskOutput Enumerator::run_task(int task,
+                                            const std::function<bool()>& should_stop) const {
+  Worker w(*cfg_, task, &should_stop);
+  w.run();
+  TaskOutput out;
+  out.complete = std::move(w.complete());
+  out.stats = w.stats();
+  out.finished = !w.stopped();
+  return out;
+}
+
+std::string Enumerator::describe() const {
+  const Config& c = *cfg_;
+  std::ostringstream os;
+  auto list = [&](const std::vector<OpKind>& ops) {
+    for (size_t i = 0; i < ops.size(); ++i) os << (i ? "," : "") << ir::op_name(ops[i]);
+  };
+  os << "kernel ops {";
+  list(c.kernel_ops);
+  os << "}, block ops {";
+  list(c.block_ops);
+  os << "}, " << c.blocks.size() << " block configurations (grid x range), " << c.tasks
+     << " tasks";
+  return os.str();
+}
+
+}  // namespace mugraph::search

@@ -1,0 +1,76 @@
+// The enumerator of Algorithm 1 (Mirage §4.1): kernel graphs and the block graphs of their
+// graph-defined ops, generated operator by operator in canonical order, with the checks of
+// ConstructOp (lines 30-36) before each op: abstract-expression oracle, shapes, shared memory.
+//
+// CANONICAL ORDER. Each op has a rank (its input tensor indices sorted in decreasing order,
+// then its type and attributes); ops are only added in strictly increasing rank. An op that
+// consumes a tensor made by another has a larger first index, so every DAG has exactly one
+// such order (built greedily, smallest ready rank first) and is generated once.
+//
+// BLOCK GRAPHS. For each input set, grid and for-loop range, one input iterator per input
+// (tensor indices 0..n-1). An iterator's imap and fmap are chosen when an op first reads it,
+// among the maps that fit the grid and range, so incompatible maps die at the first op instead
+// of after a subtree; the rank is unaffected (iterator indices are fixed). Ops in the loop
+// read iterators or in-loop tensors; accumulators (sum over iterations for fmap phi, concat
+// along a dim otherwise) turn in-loop tensors into post-loop ones; post-loop ops read only
+// post-loop tensors. A block graph is finished when every iterator is read, every grid dim of
+// size > 1 partitions some input, a loop of range > 1 tiles some input, and every tensor is
+// consumed except 1..max_block_outputs post-loop tensors, which get output savers (each omap
+// maps the grid dims of size > 1 to distinct dims of the output).
+//
+// PRUNING, per new tensor, in this order: rank; shapes (ir::infer_type); shared memory (sum
+// of all block tensors, as ir::shared_bytes); an existing tensor with the same abstract
+// expression, type and phase (the op would recompute it); the oracle. A prefix also stops when
+// the tensors it has not consumed can no longer be consumed within the op budget.
+//
+// A kernel graph is complete when its unconsumed tensors match the program outputs one to
+// one, by type and by abstract expression (Oracle::equals_output). Complete graphs are built
+// with the ir builders (so they are valid uGraphs) and handed to the caller for verification.
+//
+// WORK SPLIT. The first kernel op (a predefined op, or a graph-defined op's input set, grid
+// and range) defines a task; tasks are independent and deterministic, so the search can run
+// them on any number of threads and merge the results in task order.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "expr/oracle.h"
+#include "ir/graph.h"
+#include "search/options.h"
+
+namespace mugraph::search {
+
+// The op kinds explored by default for `program`: those it uses, plus concat_matmul at kernel
+// level when it has both matmul and add (Mirage Fig. 9b).
+std::vector<ir::OpKind> default_ops(const ir::KernelGraph& program, bool kernel_level);
+
+class Enumerator {
+ public:
+  // `oracle` is built for `program`'s output expressions in `pool`; with options.prune false
+  // it is still used to recognise complete graphs, but never prunes.
+  Enumerator(const ir::KernelGraph& program, const SearchOptions& options, expr::ExprPool& pool,
+             expr::Oracle& oracle);
+  ~Enumerator();
+
+  int task_count() const;
+
+  struct TaskOutput {
+    std::vector<ir::KernelGraph> complete;  // in generation order
+    SearchStats stats;                      // kernel/block states, prunes, completed
+    bool finished = false;                  // false: stopped by should_stop
+  };
+  // Runs one task. `should_stop` is polled every few hundred states.
+  TaskOutput run_task(int task, const std::function<bool()>& should_stop) const;
+
+  // One line describing the configuration (ops, grids, ranges), for logs.
+  std::string describe() const;
+
+  struct Config;  // defined in enumerate.cc
+
+ private:
+  std::unique_ptr<Config> cfg_;
+};
+
+}  // namespace mugraph::search

@@ -1,0 +1,42 @@
+// Lax partitioning (Mirage §4, §5.1): the search and the finite-field verifier work on Lax
+// programs (multilinear ops, division, at most one exp on a path). A program is cut into
+// maximal Lax subprograms; non-Lax ops (relu, gelu, and ops of graph-defined kernels already
+// in the program) stay as they are between them.
+//
+// Levels: a tensor's level is the number of cuts on its path from the inputs. A non-Lax op
+// outputs level + 1; an exp-like op (exp, silu) whose input path already holds one in the same
+// level starts level + 1. A subprogram is a connected set of Lax ops of one level (connected
+// through the tensors they share); two subprograms of one level never depend on each other,
+// so emitting level by level (subprograms first, then the level's non-Lax ops) keeps the
+// graph topologically ordered.
+#pragma once
+
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace mugraph::search {
+
+struct LaxPart {
+  ir::KernelGraph program;             // inputs/outputs named as in the whole program
+  std::vector<ir::TensorId> inputs;    // whole-program tensors, in `program`'s input order
+  std::vector<ir::TensorId> outputs;   // whole-program tensors, in `program`'s output order
+  std::vector<int> ops;                // whole-program op indices
+  int level = 0;
+};
+
+struct Partition {
+  std::vector<LaxPart> parts;
+  std::vector<int> kept_ops;           // non-Lax ops, whole-program indices
+  std::vector<int> kept_level;         // per kept op
+};
+
+Partition partition_lax(const ir::KernelGraph& program);
+
+// The whole program with part i replaced by chosen[i] (a uGraph with part i's inputs and
+// outputs, in order). Names: whole-program tensors keep theirs; a part's internal tensors are
+// prefixed "p<i>_".
+ir::KernelGraph stitch(const ir::KernelGraph& program, const Partition& p,
+                       const std::vector<ir::KernelGraph>& chosen);
+
+}  // namespace mugraph::search

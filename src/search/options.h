@@ -1,0 +1,107 @@
+// Options, statistics and results of the uGraph search (Mirage §4.1-4.2, Algorithm 1).
+//
+// Everything the search may do is in SearchOptions, with documented defaults; nothing is read
+// from the environment. The search returns {candidates, stats, stop_reason} (STYLE rule 9).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "expr/oracle.h"
+#include "ir/graph.h"
+#include "target/target.h"
+#include "verify/verifier.h"
+
+namespace mugraph::search {
+
+struct SearchOptions {
+  // --- Sizes -----------------------------------------------------------------------------
+  int max_kernel_ops = 5;         // ops of the kernel graph (predefined + graph-defined)
+  int max_block_ops = 11;         // compute ops + accumulators of one block graph (input
+                                  // iterators and output savers are not counted)
+  int max_graph_defined_ops = 1;  // block graphs per uGraph (Mirage: 1; 2 for split-KV)
+  int max_block_outputs = 2;      // output savers of one block graph
+  int max_kernel_op_inputs = 4;   // inputs of one graph-defined op
+  int max_open_tensors = 3;       // block tensors computed but not yet consumed, at any point
+                                  // of the canonical order (block graphs are kept narrow)
+
+  // --- Ops to explore --------------------------------------------------------------------
+  // Empty: the op kinds the program uses (plus concat_matmul at kernel level when the program
+  // adds matmuls, Mirage Fig. 9); see default_ops(). Ops the abstraction cannot see (scale,
+  // neg, sub) are only placed where the program has one, up to axiom equivalence of the input.
+  std::vector<ir::OpKind> kernel_ops;
+  std::vector<ir::OpKind> block_ops;
+
+  // --- Block-graph configurations ----------------------------------------------------------
+  // A grid dim takes a size from grid_sizes that divides some dim of some input; grids with
+  // blocks() outside [min_blocks, max_blocks] are skipped. Mirage: 1-D grids of 32..4096 blocks
+  // plus 2-D grids for attention; ours allows up to max_grid_dims dims (x, y, z) everywhere.
+  std::vector<int64_t> grid_sizes = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096};
+  int64_t min_blocks = 32;
+  int64_t max_blocks = 4096;
+  int max_grid_dims = 2;
+  std::vector<int64_t> forloop_ranges = {1, 4, 16, 64};  // Mirage {4, 16, 64}, plus no loop
+  target::Target target = target::h100();  // shared-memory limit of the block graphs
+
+  // --- Pruning and checking --------------------------------------------------------------
+  bool prune = true;               // ask the abstract-expression oracle (Mirage §4.3)
+  expr::OracleOptions oracle;
+  bool certify = true;             // certify the best candidate (verify::Mode::kCertify)
+  uint64_t seed = 0;               // verifier inputs
+
+  // --- Execution -------------------------------------------------------------------------
+  int threads = 0;                 // 0: all cores
+  double time_budget_s = 0;        // 0: none
+  uint64_t max_states = 0;         // 0: none; bounds prefixes generated (tests, benchmarks)
+  const std::atomic<bool>* cancel = nullptr;  // set by the caller (Ctrl-C) to stop cleanly
+  std::string checkpoint;          // file written when the search stops early ("" = none)
+  bool resume = false;             // continue from `checkpoint`
+  // Called about once a second from the search's main thread with a one-line status.
+  std::function<void(const std::string&)> progress;
+};
+
+enum class StopReason { kExhausted, kTimeLimit, kStateLimit, kCancelled };
+std::string_view stop_reason_name(StopReason r);
+
+struct SearchStats {
+  uint64_t kernel_states = 0;   // kernel-graph prefixes generated
+  uint64_t block_states = 0;    // block-graph prefixes generated
+  uint64_t pruned_oracle = 0;   // ops discarded by the abstract-expression oracle
+  uint64_t pruned_shape = 0;    // ops whose inputs do not fit the operator
+  uint64_t pruned_memory = 0;   // ops that overflow shared memory
+  uint64_t pruned_redundant = 0;  // ops recomputing an expression already there
+  uint64_t completed = 0;       // uGraphs whose outputs match the program's expressions
+  uint64_t verified = 0;        // ... and passed the screen test
+  uint64_t rejected = 0;        // ... and failed it
+  uint64_t duplicates = 0;      // verified, but structurally equal to an earlier candidate
+  int tasks_total = 0, tasks_done = 0;
+  double oracle_seconds = 0;    // building (saturating) the oracle
+  double enumerate_seconds = 0;  // summed over threads, verification excluded
+  double verify_seconds = 0;     // screening, summed over threads
+  double fuse_seconds = 0, certify_seconds = 0, total_seconds = 0;
+  std::string oracle;            // OracleStats::to_string()
+
+  uint64_t states() const { return kernel_states + block_states; }
+  void add(const SearchStats& o);  // counters and per-thread times
+  std::string to_string() const;   // a few lines for logs and the CLI summary
+};
+
+struct Candidate {
+  ir::KernelGraph graph;      // thread graphs fused
+  uint64_t hash = 0;          // structural canonical hash (canonical.h)
+  int kernel_ops = 0, graph_defined_ops = 0, block_ops = 0;
+  int64_t device_bytes = 0;   // device-memory traffic estimate (rank.h)
+  int task = 0;               // the search task that found it (all passed the screen test)
+};
+
+struct SearchResult {
+  std::vector<Candidate> candidates;  // verified and distinct, best first
+  SearchStats stats;
+  StopReason stop_reason = StopReason::kExhausted;
+  std::string why_none;               // when there is no candidate: what the search saw
+};
+
+}  // namespace mugraph::search

@@ -1,0 +1,416 @@
+#include "search/search.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "expr/abstract.h"
+#include "ir/text.h"
+#include "search/canonical.h"
+#include "search/enumerate.h"
+#include "search/fuse_threads.h"
+#include "support/hash.h"
+
+namespace mugraph::search {
+
+std::string_view stop_reason_name(StopReason r) {
+  switch (r) {
+    case StopReason::kExhausted: return "exhausted";
+    case StopReason::kTimeLimit: return "time limit";
+    case StopReason::kStateLimit: return "state limit";
+    case StopReason::kCancelled: return "cancelled";
+  }
+  return "?";
+}
+
+void SearchStats::add(const SearchStats& o) {
+  kernel_states += o.kernel_states;
+  block_states += o.block_states;
+  pruned_oracle += o.pruned_oracle;
+  pruned_shape += o.pruned_shape;
+  pruned_memory += o.pruned_memory;
+  pruned_redundant += o.pruned_redundant;
+  completed += o.completed;
+  verified += o.verified;
+  rejected += o.rejected;
+  duplicates += o.duplicates;
+  enumerate_seconds += o.enumerate_seconds;
+  verify_seconds += o.verify_seconds;
+}
+
+std::string SearchStats::to_string() const {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(2);
+  os << "prefixes: " << states() << " (" << kernel_states << " kernel, " << block_states
+     << " block); pruned by oracle " << pruned_oracle << ", by shape " << pruned_shape
+     << ", by memory " << pruned_memory << ", as redundant " << pruned_redundant << "\n";
+  os << "complete: " << completed << "; screen passed " << verified << ", rejected " << rejected
+     << "; duplicates " << duplicates << "; tasks " << tasks_done << "/" << tasks_total << "\n";
+  os << "time: total " << total_seconds << " s; oracle " << oracle_seconds << " s, enumerate "
+     << enumerate_seconds << " s, screen " << verify_seconds << " s (thread sums), fuse "
+     << fuse_seconds << " s, certify " << certify_seconds << " s";
+  if (!oracle.empty()) os << "\n" << oracle;
+  return os.str();
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+
+double since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+// Everything a checkpoint must agree on: the program and every option that changes the tasks
+// or their results.
+std::string fingerprint(const ir::KernelGraph& program, const SearchOptions& o) {
+  std::ostringstream os;
+  os << ir::print_graph(program) << "|" << o.max_kernel_ops << "," << o.max_block_ops << ","
+     << o.max_graph_defined_ops << "," << o.max_block_outputs << "," << o.max_kernel_op_inputs
+     << "," << o.min_blocks << "," << o.max_blocks << "," << o.max_grid_dims << ","
+     << o.prune << "," << o.seed << "," << o.target.name << "|";
+  for (auto k : o.kernel_ops) os << ir::op_name(k) << ",";
+  os << "|";
+  for (auto k : o.block_ops) os << ir::op_name(k) << ",";
+  os << "|";
+  for (auto s : o.grid_sizes) os << s << ",";
+  os << "|";
+  for (auto r : o.forloop_ranges) os << r << ",";
+  size_t h = 0;
+  for (char ch : os.str()) h = hash_mix(h, static_cast<unsigned char>(ch));
+  std::ostringstream hex;
+  hex << std::hex << h;
+  return hex.str();
+}
+
+// One finished task: its verified graphs (before fusion) and counters.
+struct TaskResult {
+  bool done = false;
+  std::vector<ir::KernelGraph> graphs;
+  SearchStats stats;
+};
+
+json stats_json(const SearchStats& s) {
+  return {{"kernel_states", s.kernel_states}, {"block_states", s.block_states},
+          {"pruned_oracle", s.pruned_oracle}, {"pruned_shape", s.pruned_shape},
+          {"pruned_memory", s.pruned_memory}, {"pruned_redundant", s.pruned_redundant},
+          {"completed", s.completed},         {"verified", s.verified},
+          {"rejected", s.rejected}};
+}
+
+SearchStats stats_from_json(const json& j) {
+  SearchStats s;
+  s.kernel_states = j.at("kernel_states");
+  s.block_states = j.at("block_states");
+  s.pruned_oracle = j.at("pruned_oracle");
+  s.pruned_shape = j.at("pruned_shape");
+  s.pruned_memory = j.at("pruned_memory");
+  s.pruned_redundant = j.at("pruned_redundant");
+  s.completed = j.at("completed");
+  s.verified = j.at("verified");
+  s.rejected = j.at("rejected");
+  return s;
+}
+
+constexpr const char* kCheckpointFormat = "mugraph.search-checkpoint";
+constexpr int kCheckpointVersion = 1;
+
+Status write_checkpoint(const std::string& path, const std::string& fp,
+                        const std::vector<TaskResult>& tasks) {
+  json done = json::array();
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (!tasks[i].done) continue;
+    json graphs = json::array();
+    for (const ir::KernelGraph& g : tasks[i].graphs) graphs.push_back(ir::print_graph(g));
+    done.push_back({{"task", i}, {"stats", stats_json(tasks[i].stats)}, {"graphs", graphs}});
+  }
+  json j = {{"format", kCheckpointFormat}, {"version", kCheckpointVersion},
+            {"fingerprint", fp},           {"tasks", tasks.size()},
+            {"done", done}};
+  const std::string tmp = path + ".tmp";
+  std::error_code ec;
+  const auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  {
+    std::ofstream f(tmp);
+    if (!f) return error("cannot write checkpoint '", tmp, "'");
+    f << j.dump(1) << "\n";
+    if (!f) return error("cannot write checkpoint '", tmp, "'");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0)
+    return error("cannot move checkpoint into place at '", path, "'");
+  return ok_status();
+}
+
+Status read_checkpoint(const std::string& path, const std::string& fp,
+                       std::vector<TaskResult>& tasks) {
+  std::ifstream f(path);
+  if (!f) return error("cannot open checkpoint '", path, "'");
+  try {
+    json j = json::parse(f);
+    if (j.at("format") != kCheckpointFormat || j.at("version") != kCheckpointVersion)
+      return error("checkpoint '", path, "': not a version ", kCheckpointVersion,
+                   " search checkpoint");
+    if (j.at("fingerprint") != fp)
+      return error("checkpoint '", path,
+                   "' was written for another program or other search options");
+    if (j.at("tasks").get<size_t>() != tasks.size())
+      return error("checkpoint '", path, "': task count differs");
+    for (const json& d : j.at("done")) {
+      const size_t i = d.at("task");
+      if (i >= tasks.size()) return error("checkpoint '", path, "': task ", i, " out of range");
+      TaskResult& t = tasks[i];
+      t.done = true;
+      t.stats = stats_from_json(d.at("stats"));
+      for (const json& text : d.at("graphs")) {
+        auto g = ir::parse_graph(text.get<std::string>());
+        if (!g.ok()) return error("checkpoint '", path, "', task ", i, ": ", g.status().message());
+        t.graphs.push_back(std::move(*g));
+      }
+    }
+  } catch (const json::exception& e) {
+    return error("checkpoint '", path, "': ", e.what());
+  }
+  return ok_status();
+}
+
+int block_op_count(const ir::KernelGraph& g) {
+  int n = 0;
+  for (const ir::KernelOp& op : g.ops)
+    if (op.graph_defined)
+      for (const ir::BlockNode& node : op.block->nodes)
+        n += node.kind == ir::BlockNodeKind::kCompute ||
+             node.kind == ir::BlockNodeKind::kAccumulator ||
+             node.kind == ir::BlockNodeKind::kThreadGraph;
+  return n;
+}
+
+bool better(const Candidate& a, const Candidate& b) {
+  return std::tie(a.device_bytes, a.kernel_ops, a.block_ops, a.hash) <
+         std::tie(b.device_bytes, b.kernel_ops, b.block_ops, b.hash);
+}
+
+}  // namespace
+
+Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOptions& o) {
+  const auto t0 = Clock::now();
+  if (o.max_kernel_ops < 1 || o.max_block_ops < 0 || o.max_block_outputs < 1)
+    return error("search options: max kernel ops and block outputs must be >= 1");
+  if (o.max_kernel_op_inputs < 1 || o.max_kernel_op_inputs > 6)
+    return error("search options: max kernel op inputs must be in 1..6");
+  for (const ir::KernelOp& op : program.ops)
+    if (op.graph_defined)
+      return error("search: the program must be made of predefined ops (it has a "
+                   "graph-defined kernel)");
+  for (int64_t r : o.forloop_ranges)
+    if (r < 1) return error("search options: for-loop range ", r, " must be >= 1");
+
+  SearchResult result;
+  expr::ExprPool pool;
+  const expr::GraphExprs ge = expr::abstract_expressions(program, pool);
+  expr::Oracle oracle(pool, ge.outputs, o.oracle);
+  result.stats.oracle_seconds = since(t0);
+  Enumerator en(program, o, pool, oracle);
+  const int ntasks = en.task_count();
+  std::vector<TaskResult> tasks(static_cast<size_t>(ntasks));
+  const std::string fp = fingerprint(program, o);
+  if (o.resume) {
+    if (o.checkpoint.empty()) return error("--resume needs a checkpoint file");
+    MG_RETURN_IF_ERROR(read_checkpoint(o.checkpoint, fp, tasks));
+  }
+
+  // Workers take tasks in order; results land in their task's slot.
+  std::atomic<int> next{0};
+  std::atomic<uint64_t> states{0};
+  std::atomic<bool> stop{false};
+  std::atomic<int> stop_code{static_cast<int>(StopReason::kExhausted)};
+  std::atomic<int> running{0};
+  std::mutex mu;
+  std::condition_variable cv;
+  auto should_stop = [&]() -> bool {
+    if (stop.load()) return true;
+    const uint64_t s = states.fetch_add(256) + 256;
+    StopReason why = StopReason::kExhausted;
+    if (o.cancel && o.cancel->load()) why = StopReason::kCancelled;
+    else if (o.time_budget_s > 0 && since(t0) > o.time_budget_s) why = StopReason::kTimeLimit;
+    else if (o.max_states > 0 && s > o.max_states) why = StopReason::kStateLimit;
+    if (why == StopReason::kExhausted) return false;
+    int expected = static_cast<int>(StopReason::kExhausted);
+    stop_code.compare_exchange_strong(expected, static_cast<int>(why));
+    stop = true;
+    return true;
+  };
+  std::atomic<int> found{0};
+  auto worker = [&] {
+    for (;;) {
+      const int i = next.fetch_add(1);
+      if (i >= ntasks || stop.load()) break;
+      if (tasks[i].done) continue;
+      const auto te = Clock::now();
+      Enumerator::TaskOutput out = en.run_task(i, should_stop);
+      TaskResult tr;
+      tr.stats = out.stats;
+      tr.stats.enumerate_seconds = since(te);
+      const auto tv = Clock::now();
+      for (ir::KernelGraph& g : out.complete) {
+        verify::VerifyOptions vo;
+        vo.mode = verify::Mode::kScreen;
+        vo.seed = o.seed ^ canonical_hash(g);
+        const verify::Verdict v = verify::check(program, g, vo);
+        if (v.kind == verify::VerdictKind::kPassed || v.kind == verify::VerdictKind::kVerified) {
+          ++tr.stats.verified;
+          tr.graphs.push_back(std::move(g));
+          ++found;
+        } else {
+          ++tr.stats.rejected;
+        }
+      }
+      tr.stats.verify_seconds = since(tv);
+      tr.stats.enumerate_seconds -= tr.stats.verify_seconds;
+      tr.done = out.finished;
+      if (!tr.done) break;  // stopped inside: the task is run again on resume
+      std::lock_guard<std::mutex> lock(mu);
+      tasks[i] = std::move(tr);
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    --running;
+    cv.notify_all();
+  };
+  int nthreads = o.threads > 0 ? o.threads
+                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  nthreads = std::max(1, std::min(nthreads, std::max(ntasks, 1)));
+  running = nthreads;
+  std::vector<std::thread> pool_threads;
+  for (int t = 0; t < nthreads; ++t) pool_threads.emplace_back(worker);
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    while (running > 0) {
+      cv.wait_for(lock, std::chrono::seconds(1));
+      if (o.progress && running > 0) {
+        int done = 0;
+        for (const TaskResult& t : tasks) done += t.done;
+        const double el = since(t0);
+        const uint64_t s = states.load();
+        std::ostringstream os;
+        os << std::fixed << std::setprecision(1) << "search: " << el << " s, ~" << s
+           << " prefixes (" << static_cast<uint64_t>(static_cast<double>(s) / std::max(el, 1e-3))
+           << "/s), tasks " << done << "/" << ntasks << ", verified candidates " << found.load();
+        o.progress(os.str());
+      }
+    }
+  }
+  for (std::thread& t : pool_threads) t.join();
+  result.stop_reason = static_cast<StopReason>(stop_code.load());
+
+  // Merge finished tasks in task order: fuse, hash, dedup.
+  result.stats.tasks_total = ntasks;
+  std::set<uint64_t> seen;
+  const auto tf = Clock::now();
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    TaskResult& t = tasks[i];
+    if (!t.done) continue;
+    ++result.stats.tasks_done;
+    result.stats.add(t.stats);
+    for (const ir::KernelGraph& g : t.graphs) {
+      Candidate c;
+      c.graph = fuse_thread_graphs(g);
+      c.hash = canonical_hash(c.graph);
+      if (!seen.insert(c.hash).second) {
+        ++result.stats.duplicates;
+        continue;
+      }
+      c.kernel_ops = static_cast<int>(c.graph.ops.size());
+      for (const ir::KernelOp& op : c.graph.ops) c.graph_defined_ops += op.graph_defined;
+      c.block_ops = block_op_count(c.graph);
+      c.device_bytes = device_traffic(c.graph);
+      c.task = static_cast<int>(i);
+      result.candidates.push_back(std::move(c));
+    }
+  }
+  std::stable_sort(result.candidates.begin(), result.candidates.end(), better);
+  result.stats.fuse_seconds = since(tf);
+  if (result.stop_reason != StopReason::kExhausted && !o.checkpoint.empty())
+    MG_RETURN_IF_ERROR(write_checkpoint(o.checkpoint, fp, tasks));
+  result.stats.oracle = oracle.stats().to_string();
+  result.stats.total_seconds = since(t0);
+  if (result.candidates.empty()) {
+    std::ostringstream os;
+    const SearchStats& s = result.stats;
+    if (result.stop_reason != StopReason::kExhausted)
+      os << "the search stopped early (" << stop_reason_name(result.stop_reason) << ") after "
+         << s.tasks_done << " of " << ntasks << " tasks; ";
+    if (s.completed == 0)
+      os << "no prefix reached the program's output expressions within " << o.max_kernel_ops
+         << " kernel ops and " << o.max_block_ops << " block ops (" << s.states()
+         << " prefixes, " << s.pruned_oracle << " ops pruned by the oracle, "
+         << s.pruned_shape << " by shape, " << s.pruned_memory
+         << " by memory): try larger limits, more grid sizes or for-loop ranges";
+    else
+      os << s.completed << " uGraphs matched the output expressions but all " << s.rejected
+         << " failed the verifier's screen test";
+    os << " [" << en.describe() << "]";
+    result.why_none = os.str();
+  }
+  return result;
+}
+
+Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
+                                          const SearchOptions& options) {
+  const auto t0 = Clock::now();
+  SuperoptimizeResult r;
+  r.partition = partition_lax(program);
+  std::vector<ir::KernelGraph> chosen;
+  for (size_t k = 0; k < r.partition.parts.size(); ++k) {
+    SearchOptions o = options;
+    if (!o.checkpoint.empty() && r.partition.parts.size() > 1)
+      o.checkpoint += ".part" + std::to_string(k);
+    MG_ASSIGN_OR_RETURN(SearchResult sr, search_lax(r.partition.parts[k].program, o));
+    if (sr.stop_reason != StopReason::kExhausted && r.stop_reason == StopReason::kExhausted)
+      r.stop_reason = sr.stop_reason;
+    if (!sr.candidates.empty()) chosen.push_back(sr.candidates.front().graph);
+    r.parts.push_back(std::move(sr));
+    if (r.stop_reason == StopReason::kCancelled) break;
+  }
+  if (chosen.size() == r.partition.parts.size() && !r.partition.parts.empty()) {
+    r.best = stitch(program, r.partition, chosen);
+    if (options.certify) {
+      const auto tc = Clock::now();
+      verify::VerifyOptions vo;
+      vo.mode = verify::Mode::kCertify;
+      vo.seed = options.seed;
+      r.certified = verify::check(program, *r.best, vo);
+      r.certify_ran = true;
+      for (SearchResult& p : r.parts) p.stats.certify_seconds = since(tc);
+    }
+  }
+  r.seconds = since(t0);
+  return r;
+}
+
+std::string summary_table(const SearchResult& r) {
+  std::ostringstream os;
+  os << " rank  kernel-ops  graph-defined  block-ops  device-MiB  task\n";
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    const Candidate& c = r.candidates[i];
+    os << std::setw(5) << i + 1 << std::setw(12) << c.kernel_ops << std::setw(15)
+       << c.graph_defined_ops << std::setw(11) << c.block_ops << std::setw(12) << std::fixed
+       << std::setprecision(2) << static_cast<double>(c.device_bytes) / (1 << 20) << std::setw(6)
+       << c.task << "\n";
+  }
+  os << "stop: " << stop_reason_name(r.stop_reason) << "\n" << r.stats.to_string() << "\n";
+  if (!r.why_none.empty()) os << "no candidate: " << r.why_none << "\n";
+  return os.str();
+}
+
+}  // namespace mugraph::search

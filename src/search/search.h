@@ -1,0 +1,49 @@
+// The search pipeline (Mirage §4, Algorithm 1): from a plain program to verified uGraphs.
+//
+//   search_lax(program)     one Lax program: saturate the oracle, enumerate kernel and block
+//                           graphs (enumerate.h) in parallel tasks, screen every complete
+//                           graph with the verifier, fuse element-wise chains into thread
+//                           graphs (fuse_threads.h), drop structural duplicates
+//                           (canonical.h), rank by device traffic.
+//   superoptimize(program)  cut into maximal Lax parts (lax_partition.h), search_lax each,
+//                           stitch the best of each back together, certify the whole.
+//
+// Determinism: tasks are merged in task order and each candidate is screened with a seed
+// derived from its structure, so the candidate set does not depend on the thread count.
+// Stopping (time budget, state limit, cancel) keeps the candidates of finished tasks; with a
+// checkpoint path, the finished tasks and their candidates are saved, and `resume` runs only
+// the others (an interrupted task is run again from its start), so nothing is lost or repeated
+// beyond the interrupted tasks.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "search/lax_partition.h"
+#include "search/options.h"
+
+namespace mugraph::search {
+
+// Precondition: `program` is a valid uGraph of predefined ops. The checkpoint (options) holds
+// the state of this program only; a checkpoint of another program or options is refused.
+Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOptions& options);
+
+struct SuperoptimizeResult {
+  Partition partition;
+  std::vector<SearchResult> parts;   // one per Lax part
+  std::optional<ir::KernelGraph> best;  // the stitched best candidates (none: some part failed)
+  verify::Verdict certified;         // of `best` against the program (when options.certify)
+  bool certify_ran = false;
+  StopReason stop_reason = StopReason::kExhausted;  // the first part's that stopped early
+  double seconds = 0;
+};
+
+Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
+                                          const SearchOptions& options);
+
+// The summary table: one row per candidate (rank, kernel ops, block graphs, block ops,
+// device traffic, screen verdict) and the stats.
+std::string summary_table(const SearchResult& r);
+
+}  // namespace mugraph::search
