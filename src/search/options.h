@@ -25,7 +25,7 @@ struct SearchOptions {
   int max_graph_defined_ops = 1;  // block graphs per uGraph (Mirage: 1; 2 for split-KV)
   int max_block_outputs = 2;      // output savers of one block graph
   int max_kernel_op_inputs = 4;   // inputs of one graph-defined op
-  int max_open_tensors = 3;       // block tensors computed but not yet consumed, at any point
+  int max_open_tensors = 2;       // block tensors computed but not yet consumed, at any point
                                   // of the canonical order (block graphs are kept narrow)
 
   // --- Ops to explore --------------------------------------------------------------------

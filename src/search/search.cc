@@ -97,6 +97,7 @@ std::string fingerprint(const ir::KernelGraph& program, const SearchOptions& o) 
 // One finished task: its verified graphs (before fusion) and counters.
 struct TaskResult {
   bool done = false;
+  bool retry = false;  // interrupted in an earlier run: runs to its end (only Ctrl-C stops it)
   std::vector<ir::KernelGraph> graphs;
   SearchStats stats;
 };
@@ -128,8 +129,9 @@ constexpr int kCheckpointVersion = 1;
 
 Status write_checkpoint(const std::string& path, const std::string& fp,
                         const std::vector<TaskResult>& tasks) {
-  json done = json::array();
+  json done = json::array(), interrupted = json::array();
   for (size_t i = 0; i < tasks.size(); ++i) {
+    if (tasks[i].retry && !tasks[i].done) interrupted.push_back(i);
     if (!tasks[i].done) continue;
     json graphs = json::array();
     for (const ir::KernelGraph& g : tasks[i].graphs) graphs.push_back(ir::print_graph(g));
@@ -137,7 +139,7 @@ Status write_checkpoint(const std::string& path, const std::string& fp,
   }
   json j = {{"format", kCheckpointFormat}, {"version", kCheckpointVersion},
             {"fingerprint", fp},           {"tasks", tasks.size()},
-            {"done", done}};
+            {"done", done},                {"interrupted", interrupted}};
   const std::string tmp = path + ".tmp";
   std::error_code ec;
   const auto parent = std::filesystem::path(path).parent_path();
@@ -167,6 +169,10 @@ Status read_checkpoint(const std::string& path, const std::string& fp,
                    "' was written for another program or other search options");
     if (j.at("tasks").get<size_t>() != tasks.size())
       return error("checkpoint '", path, "': task count differs");
+    for (const json& i : j.at("interrupted")) {
+      if (i.get<size_t>() >= tasks.size()) return error("checkpoint '", path, "': bad task");
+      tasks[i.get<size_t>()].retry = true;
+    }
     for (const json& d : j.at("done")) {
       const size_t i = d.at("task");
       if (i >= tasks.size()) return error("checkpoint '", path, "': task ", i, " out of range");
@@ -252,13 +258,28 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
     return true;
   };
   std::atomic<int> found{0};
+  // A task interrupted by a limit in an earlier run is run to its end this time (only Ctrl-C
+  // stops it), so every resumed run finishes at least the tasks the last one cut short.
+  auto only_cancel = [&]() -> bool {
+    if (o.cancel && o.cancel->load()) {
+      int expected = static_cast<int>(StopReason::kExhausted);
+      stop_code.compare_exchange_strong(expected, static_cast<int>(StopReason::kCancelled));
+      stop = true;
+      return true;
+    }
+    return false;
+  };
   auto worker = [&] {
     for (;;) {
       const int i = next.fetch_add(1);
-      if (i >= ntasks || stop.load()) break;
+      if (i >= ntasks) break;
       if (tasks[i].done) continue;
+      if (stop.load() && !(tasks[i].retry && stop_code != static_cast<int>(StopReason::kCancelled)))
+        continue;
       const auto te = Clock::now();
-      Enumerator::TaskOutput out = en.run_task(i, should_stop);
+      Enumerator::TaskOutput out =
+          en.run_task(i, tasks[i].retry ? std::function<bool()>(only_cancel)
+                                        : std::function<bool()>(should_stop));
       TaskResult tr;
       tr.stats = out.stats;
       tr.stats.enumerate_seconds = since(te);
@@ -277,10 +298,12 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
         }
       }
       tr.stats.verify_seconds = since(tv);
-      tr.stats.enumerate_seconds -= tr.stats.verify_seconds;
       tr.done = out.finished;
-      if (!tr.done) break;  // stopped inside: the task is run again on resume
       std::lock_guard<std::mutex> lock(mu);
+      if (!tr.done) {  // stopped inside: run again (to its end) on resume
+        tasks[i].retry = true;
+        continue;
+      }
       tasks[i] = std::move(tr);
     }
     std::lock_guard<std::mutex> lock(mu);

@@ -1,0 +1,145 @@
+// Discovery targets of the search (issue 5), at reduced shapes: from the plain programs, with
+// no hints beyond the search options, the expected expert structure is among the verified
+// candidates. (bench/search_bench runs the paper shapes.)
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "search/search.h"
+#include "test_util.h"
+
+namespace mugraph::search {
+namespace {
+
+using testing::parse_ok;
+using testing::read_file;
+
+ir::KernelGraph load_data(const std::string& name) {
+  return parse_ok(read_file(std::string(MUGRAPH_TEST_DATA_DIR) + "/search/" + name + ".mu"));
+}
+
+// A block graph's compute work: each op (inside thread graphs too) with its phase.
+struct BlockOp {
+  ir::OpKind op;
+  ir::Phase phase;
+};
+std::vector<BlockOp> block_ops(const ir::BlockGraph& bg) {
+  std::vector<BlockOp> out;
+  for (const ir::BlockNode& n : bg.nodes) {
+    if (n.kind == ir::BlockNodeKind::kCompute)
+      out.push_back({n.op, bg.phases[n.outputs[0]]});
+    if (n.kind == ir::BlockNodeKind::kThreadGraph)
+      for (const auto& tn : n.thread->nodes) out.push_back({tn.op, bg.phases[n.outputs[0]]});
+  }
+  return out;
+}
+int count(const std::vector<BlockOp>& ops, ir::OpKind k, std::optional<ir::Phase> ph = {}) {
+  int n = 0;
+  for (const BlockOp& b : ops) n += b.op == k && (!ph || b.phase == *ph);
+  return n;
+}
+int accumulators(const ir::BlockGraph& bg, int fmap) {
+  int n = 0;
+  for (const ir::BlockNode& node : bg.nodes)
+    n += node.kind == ir::BlockNodeKind::kAccumulator && node.fmap == fmap;
+  return n;
+}
+const ir::BlockNode& iterator_of(const ir::BlockGraph& bg, int input) {
+  for (const ir::BlockNode& n : bg.nodes)
+    if (n.kind == ir::BlockNodeKind::kInputIterator && n.input_index == input) return n;
+  throw std::runtime_error("no iterator");
+}
+
+// Runs the search and returns how many candidates are single graph-defined kernels for which
+// `want` holds; prints the search summary on failure.
+int single_kernels_matching(const SearchResult& r,
+                            const std::function<bool(const ir::BlockGraph&)>& want) {
+  int n = 0;
+  for (const Candidate& c : r.candidates)
+    if (c.graph.ops.size() == 1 && c.graph.ops[0].graph_defined && want(*c.graph.ops[0].block))
+      ++n;
+  return n;
+}
+
+SearchOptions single_kernel_options() {
+  SearchOptions o;
+  o.max_kernel_ops = 1;
+  o.grid_sizes = {1, 2};
+  o.min_blocks = 1;
+  o.forloop_ranges = {1, 4};
+  o.threads = 2;
+  return o;
+}
+
+// Mirage Fig. 3b: one kernel; the loop accumulates the matmul and the sum of squares; the
+// division by the RMS happens once, after the loop.
+TEST(Discovery, RmsNormMatmulFusesIntoOneKernel) {
+  SearchOptions o = single_kernel_options();
+  o.grid_sizes = {2};
+  o.min_blocks = 2;
+  o.forloop_ranges = {4};
+  o.max_block_ops = 9;
+  auto r = search_lax(load_data("rms_norm_matmul"), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const int n = single_kernels_matching(*r, [](const ir::BlockGraph& bg) {
+    const auto ops = block_ops(bg);
+    return bg.forloop == 4 && accumulators(bg, ir::kReplica) == 2 &&
+           count(ops, ir::OpKind::kMatmul, ir::Phase::kInLoop) == 1 &&
+           count(ops, ir::OpKind::kDiv, ir::Phase::kPostLoop) == 1 &&
+           count(ops, ir::OpKind::kSqrt, ir::Phase::kPostLoop) == 1 &&
+           iterator_of(bg, 2).imap[0] == 1;  // W split by columns over the grid
+  });
+  EXPECT_GT(n, 0) << summary_table(*r);
+}
+
+// Mirage Fig. 10b: both matmuls in one block graph, accumulated in one loop; SiLU and the
+// product after the loop.
+TEST(Discovery, GatedMlpFusesBothMatmuls) {
+  SearchOptions o = single_kernel_options();
+  o.max_block_ops = 6;
+  auto r = search_lax(load_data("gated_mlp"), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const int n = single_kernels_matching(*r, [](const ir::BlockGraph& bg) {
+    const auto ops = block_ops(bg);
+    return bg.forloop == 4 && accumulators(bg, ir::kReplica) == 2 &&
+           count(ops, ir::OpKind::kMatmul, ir::Phase::kInLoop) == 2 &&
+           count(ops, ir::OpKind::kSilu, ir::Phase::kPostLoop) == 1 &&
+           count(ops, ir::OpKind::kMul, ir::Phase::kPostLoop) == 1;
+  });
+  EXPECT_GT(n, 0) << summary_table(*r);
+}
+
+// FlashAttention style: the loop runs over KV tiles (K split along its token dim 2, V along
+// dim 1); exp in the loop; numerator and denominator accumulated; one division after.
+TEST(Discovery, AttentionBecomesFlashAttention) {
+  SearchOptions o = single_kernel_options();
+  o.max_block_ops = 8;
+  auto r = search_lax(load_data("attention"), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const int n = single_kernels_matching(*r, [](const ir::BlockGraph& bg) {
+    const auto ops = block_ops(bg);
+    return bg.forloop == 4 && iterator_of(bg, 1).fmap == 2 && iterator_of(bg, 2).fmap == 1 &&
+           iterator_of(bg, 0).fmap == ir::kReplica && accumulators(bg, ir::kReplica) == 2 &&
+           count(ops, ir::OpKind::kExp, ir::Phase::kInLoop) == 1 &&
+           count(ops, ir::OpKind::kDiv, ir::Phase::kPostLoop) == 1;
+  });
+  EXPECT_GT(n, 0) << summary_table(*r);
+}
+
+// Mirage Fig. 9b: X W + (X A) B as one concat-matmul over the joined reduction dim.
+TEST(Discovery, LoraUsesConcatMatmul) {
+  SearchOptions o;
+  o.max_kernel_ops = 2;
+  o.max_graph_defined_ops = 0;
+  auto r = superoptimize(load_data("lora"), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->best.has_value());
+  bool concat = false;
+  for (const Candidate& c : r->parts[0].candidates)
+    for (const ir::KernelOp& op : c.graph.ops) concat |= op.op == ir::OpKind::kConcatMatmul;
+  EXPECT_TRUE(concat) << summary_table(r->parts[0]);
+  EXPECT_EQ(r->certified.kind, verify::VerdictKind::kVerified) << r->certified.summary;
+}
+
+}  // namespace
+}  // namespace mugraph::search

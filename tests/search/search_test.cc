@@ -1,0 +1,290 @@
+// The search's parts: Lax partitioning, thread-graph fusion rules, canonical hash, canonical
+// enumeration, determinism across thread counts, interrupt/resume.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "expr/abstract.h"
+#include "search/canonical.h"
+#include "search/enumerate.h"
+#include "search/fuse_threads.h"
+#include "search/lax_partition.h"
+#include "search/search.h"
+#include "test_util.h"
+#include "verify/verifier.h"
+
+namespace mugraph::search {
+namespace {
+
+using testing::load_example;
+using testing::parse_ok;
+using testing::read_file;
+
+std::string data(const std::string& name) {
+  return std::string(MUGRAPH_TEST_DATA_DIR) + "/search/" + name + ".mu";
+}
+ir::KernelGraph load_data(const std::string& name) { return parse_ok(read_file(data(name))); }
+
+verify::VerdictKind certify(const ir::KernelGraph& a, const ir::KernelGraph& b) {
+  verify::VerifyOptions vo;
+  vo.mode = verify::Mode::kCertify;
+  return verify::check(a, b, vo).kind;
+}
+
+// Small, fast options for LoRA at reduced shapes: kernel-level search only.
+SearchOptions lora_options() {
+  SearchOptions o;
+  o.max_kernel_ops = 2;
+  o.max_graph_defined_ops = 0;
+  o.threads = 1;
+  return o;
+}
+
+std::vector<uint64_t> hashes(const SearchResult& r) {
+  std::vector<uint64_t> h;
+  for (const Candidate& c : r.candidates) h.push_back(c.hash);
+  return h;
+}
+
+TEST(LaxPartition, CutsAtNonLaxOps) {
+  const ir::KernelGraph g = parse_ok(R"(
+input X : f32[4, 8]
+input W : f32[8, 8]
+A = matmul(X, W)
+R = relu(A)
+B = matmul(R, W)
+C = exp(B)
+D = exp(C)
+output D
+)");
+  const Partition p = partition_lax(g);
+  // relu is kept; exp(exp(.)) puts the second exp in a new part.
+  ASSERT_EQ(p.kept_ops.size(), 1u);
+  EXPECT_EQ(g.ops[p.kept_ops[0]].op, ir::OpKind::kRelu);
+  ASSERT_EQ(p.parts.size(), 3u);
+  EXPECT_EQ(p.parts[0].ops.size(), 1u);
+  EXPECT_EQ(p.parts[1].ops.size(), 2u);  // matmul + the first exp
+  EXPECT_EQ(p.parts[2].ops.size(), 1u);
+  // Stitching the parts back unchanged gives an equivalent program.
+  std::vector<ir::KernelGraph> same;
+  for (const LaxPart& part : p.parts) same.push_back(part.program);
+  const ir::KernelGraph s = stitch(g, p, same);
+  EXPECT_EQ(s.ops.size(), g.ops.size());
+  auto diff = driver::compare_graphs(g, s, 1, driver::Precision::kDouble);
+  ASSERT_TRUE(diff.ok()) << diff.status().message();
+  EXPECT_LT((*diff)[0].max_rel, 1e-12);
+}
+
+TEST(LaxPartition, LaxProgramIsOnePart) {
+  for (const char* name : {"rms_norm_matmul", "gated_mlp", "gqa", "lora", "ntrans"}) {
+    const Partition p = partition_lax(load_example(name));
+    EXPECT_EQ(p.parts.size(), 1u) << name;
+    EXPECT_TRUE(p.kept_ops.empty()) << name;
+  }
+}
+
+TEST(FuseThreads, FusesTheEpilogueChainAndPreservesValues) {
+  const ir::KernelGraph g = load_data("rms_norm_unfused");
+  const ir::KernelGraph f = fuse_thread_graphs(g);
+  ASSERT_EQ(f.ops.size(), 1u);
+  int threads = 0, thread_ops = 0, computes = 0;
+  for (const ir::BlockNode& n : f.ops[0].block->nodes) {
+    threads += n.kind == ir::BlockNodeKind::kThreadGraph;
+    computes += n.kind == ir::BlockNodeKind::kCompute;
+    if (n.thread) thread_ops += static_cast<int>(n.thread->nodes.size());
+  }
+  // R2: the in-loop chain square -> (sum) is broken by the sum; mul(x, g) is alone before the
+  // matmul (R5); the post-loop scale -> sqrt -> div chain becomes one thread graph.
+  EXPECT_EQ(threads, 1);
+  EXPECT_EQ(thread_ops, 3);
+  EXPECT_EQ(computes, 4);  // mul, matmul, square, sum
+  EXPECT_EQ(certify(g, f), verify::VerdictKind::kVerified);
+  // Idempotent.
+  EXPECT_EQ(canonical_hash(fuse_thread_graphs(f)), canonical_hash(f));
+}
+
+TEST(FuseThreads, RespectsOrderAndRegisterRules) {
+  // e = exp(x) is read by the sum before the mul that could join it: fusing exp with mul
+  // would move exp after the sum (R3), so exp stays a plain op.
+  const ir::KernelGraph g = parse_ok(R"(
+input X : f32[4, 8]
+O = graph_defined(X, grid=[1, 1, 1], forloop=1) {
+  x = input_iterator(X, imap={}, fmap=phi)
+  e = exp(x)
+  s = sum(e, dim=1, group=8)
+  m = mul(e, s)
+  n = neg(m)
+  output_saver(n, omap={})
+}
+output O
+)");
+  const ir::KernelGraph f = fuse_thread_graphs(g);
+  const auto& nodes = f.ops[0].block->nodes;
+  ASSERT_EQ(nodes.size(), 5u);  // iterator, exp, sum, thread(mul, neg), saver
+  EXPECT_EQ(nodes[1].kind, ir::BlockNodeKind::kCompute);
+  EXPECT_EQ(nodes[3].kind, ir::BlockNodeKind::kThreadGraph);
+  EXPECT_EQ(certify(g, f), verify::VerdictKind::kVerified);
+  // R4: with a 3-register budget nothing fits.
+  const ir::KernelGraph tight = fuse_thread_graphs(g, 3);
+  for (const ir::BlockNode& n : tight.ops[0].block->nodes)
+    EXPECT_NE(n.kind, ir::BlockNodeKind::kThreadGraph);
+}
+
+TEST(CanonicalHash, IgnoresNamesAndIndependentOrderButNotMaps) {
+  const ir::KernelGraph a = parse_ok(R"(
+input X : f32[4, 8]
+input W : f32[8, 8]
+S = square(X)
+M = matmul(X, W)
+O = mul(M, M)
+P = add(S, X)
+output O, P
+)");
+  const ir::KernelGraph b = parse_ok(R"(
+input X : f32[4, 8]
+input W : f32[8, 8]
+m2 = matmul(X, W)
+s2 = square(X)
+p2 = add(X, s2)
+o2 = mul(m2, m2)
+output o2, p2
+)");
+  EXPECT_EQ(canonical_hash(a), canonical_hash(b));
+  const ir::KernelGraph fused = load_example("rms_norm_matmul.fused");
+  std::string text = ir::print_graph(fused);
+  const size_t at = text.find("imap={x:1}");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 10, "imap={}   ");
+  text.replace(text.find("omap={x:1}"), 10, "omap={x:0}");
+  const ir::KernelGraph other = parse_ok(text);
+  EXPECT_NE(canonical_hash(fused), canonical_hash(other));
+}
+
+// Without pruning, every complete uGraph the enumerator reaches is generated once: no two
+// complete graphs of a search are structurally equal (before fusion, which may merge).
+TEST(Enumerate, CanonicalOrderGeneratesEachGraphOnce) {
+  const ir::KernelGraph p = load_data("lora");
+  SearchOptions o = lora_options();
+  o.prune = false;
+  o.max_kernel_ops = 3;
+  expr::ExprPool pool;
+  expr::Oracle oracle(pool, expr::abstract_expressions(p, pool).outputs);
+  Enumerator en(p, o, pool, oracle);
+  std::set<uint64_t> seen;
+  size_t complete = 0;
+  for (int t = 0; t < en.task_count(); ++t) {
+    auto out = en.run_task(t, [] { return false; });
+    ASSERT_TRUE(out.finished);
+    for (const ir::KernelGraph& g : out.complete) {
+      ++complete;
+      EXPECT_TRUE(seen.insert(canonical_hash(g)).second) << ir::print_graph(g);
+    }
+  }
+  EXPECT_GT(complete, 4u);  // the program itself and the concat_matmul forms, at least
+}
+
+TEST(Search, PruningKeepsTheAnswersAndCutsTheWork) {
+  const ir::KernelGraph p = load_data("lora");
+  SearchOptions o = lora_options();
+  o.max_kernel_ops = 3;
+  auto pruned = search_lax(p, o);
+  o.prune = false;
+  auto full = search_lax(p, o);
+  ASSERT_TRUE(pruned.ok() && full.ok());
+  EXPECT_EQ(hashes(*pruned), hashes(*full));
+  EXPECT_LT(pruned->stats.states(), full->stats.states());
+  EXPECT_GT(pruned->stats.pruned_oracle, 0u);
+}
+
+TEST(Search, SameCandidatesWhateverTheThreadCount) {
+  const ir::KernelGraph p = load_data("lora");
+  SearchOptions o = lora_options();
+  o.max_kernel_ops = 3;
+  o.threads = 1;
+  auto one = search_lax(p, o);
+  o.threads = 2;
+  auto two = search_lax(p, o);
+  ASSERT_TRUE(one.ok() && two.ok());
+  EXPECT_FALSE(one->candidates.empty());
+  EXPECT_EQ(hashes(*one), hashes(*two));
+  EXPECT_EQ(one->stats.states(), two->stats.states());
+}
+
+// Interrupt at random points (a state limit), resume from the checkpoint until done, and
+// compare with an uninterrupted run: same candidates, nothing lost.
+TEST(Search, InterruptAndResumeLosesNothing) {
+  const ir::KernelGraph p = load_data("gated_mlp");
+  SearchOptions o;
+  o.max_kernel_ops = 2;
+  o.max_block_ops = 6;
+  o.grid_sizes = {1, 2};
+  o.min_blocks = 1;
+  o.forloop_ranges = {1, 4};
+  o.threads = 2;
+  auto whole = search_lax(p, o);
+  ASSERT_TRUE(whole.ok());
+  ASSERT_EQ(whole->stop_reason, StopReason::kExhausted);
+  const std::string ckpt = ::testing::TempDir() + "/mugraph_resume_test.json";
+  const uint64_t total = whole->stats.states();
+  ASSERT_GT(total, 2000u);
+  for (double fraction : {0.13, 0.41, 0.77}) {
+    const auto limit = static_cast<uint64_t>(fraction * static_cast<double>(total));
+    std::remove(ckpt.c_str());
+    SearchOptions oi = o;
+    oi.checkpoint = ckpt;
+    oi.max_states = limit;
+    auto r = search_lax(p, oi);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    int rounds = 0;
+    while (r->stop_reason != StopReason::kExhausted && rounds++ < 50) {
+      EXPECT_EQ(r->stop_reason, StopReason::kStateLimit);
+      oi.resume = true;
+      r = search_lax(p, oi);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+    }
+    EXPECT_GT(rounds, 0) << "limit " << limit << " did not interrupt";
+    EXPECT_EQ(hashes(*r), hashes(*whole)) << "limit " << limit;
+    EXPECT_EQ(r->stats.completed, whole->stats.completed);
+  }
+  // A checkpoint of other options is refused.
+  SearchOptions first = o;
+  first.checkpoint = ckpt;
+  first.max_states = total / 2;
+  ASSERT_TRUE(search_lax(p, first).ok());
+  SearchOptions other = o;
+  other.checkpoint = ckpt;
+  other.resume = true;
+  other.max_block_ops = 5;
+  auto refused = search_lax(p, other);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("other search options"), std::string::npos);
+}
+
+TEST(Search, ExplainsWhenNothingIsFound) {
+  const ir::KernelGraph p = load_data("lora");
+  SearchOptions o = lora_options();
+  o.max_kernel_ops = 1;  // LoRA needs two kernels without graph-defined ops
+  auto r = search_lax(p, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->candidates.empty());
+  EXPECT_NE(r->why_none.find("no prefix reached the program's output expressions"),
+            std::string::npos)
+      << r->why_none;
+}
+
+TEST(Search, RejectsBadOptionsAndPrograms) {
+  const ir::KernelGraph p = load_data("lora");
+  SearchOptions o = lora_options();
+  o.forloop_ranges = {0};
+  auto r = search_lax(p, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("for-loop range 0"), std::string::npos);
+  auto g = search_lax(load_example("lora.concat_matmul"), lora_options());
+  EXPECT_TRUE(g.ok());  // predefined ops only: fine
+  auto gd = search_lax(load_example("gated_mlp.fused"), lora_options());
+  ASSERT_FALSE(gd.ok());
+  EXPECT_NE(gd.status().message().find("graph-defined"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace mugraph::search
