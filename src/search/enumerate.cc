@@ -408,6 +408,19 @@ class Worker {
     return false;
   }
 
+  // Whether the current graph level already placed the program op `anchor` (once each).
+  bool anchor_used(int64_t anchor) const {
+    const int code = static_cast<int>(c_.anchors[static_cast<size_t>(anchor)].op);
+    if (frame_) {
+      for (const BlockOpRec& op : frame_->ops)
+        if (!op.acc && op.rank.code == code && op.rank.attr == anchor) return true;
+      return false;
+    }
+    for (const KernelOpRec& op : kops_)
+      if (!op.gd && op.rank.code == code && op.rank.attr == anchor) return true;
+    return false;
+  }
+
   // Attribute choices for `op` on inputs of these types/expressions: (attrs, rank attr).
   std::vector<std::pair<ir::OpAttrs, int64_t>> attr_choices(OpKind op,
                                                             const std::vector<TensorType>& types,
@@ -427,7 +440,7 @@ class Worker {
     if (abstracted(op)) {
       for (size_t i = 0; i < c_.anchors.size(); ++i) {
         const Anchor& an = c_.anchors[i];
-        if (an.op != op) continue;
+        if (an.op != op || anchor_used(static_cast<int64_t>(i))) continue;
         bool match = true;
         for (size_t j = 0; j < es.size() && match; ++j)
           match = c_.oracle.equivalent(es[j], an.inputs[j]).value_or(false);

@@ -18,10 +18,31 @@
 // consumed except 1..max_block_outputs post-loop tensors, which get output savers (each omap
 // maps the grid dims of size > 1 to distinct dims of the output).
 //
-// PRUNING, per new tensor, in this order: rank; shapes (ir::infer_type); shared memory (sum
-// of all block tensors, as ir::shared_bytes); an existing tensor with the same abstract
-// expression, type and phase (the op would recompute it); the oracle. A prefix also stops when
-// the tensors it has not consumed can no longer be consumed within the op budget.
+// PRUNING, per new tensor, in this order: rank; shapes (ir::infer_type); index labels (below);
+// shared memory (sum of all block tensors, as ir::shared_bytes); an existing tensor with the
+// same abstract expression, type and phase (the op would recompute it); the oracle. A prefix
+// also stops when the tensors it has not consumed can no longer be consumed within the op
+// budget, or when more than max_open_tensors block tensors are computed but unconsumed.
+//
+// INDEX LABELS. Every dim carries the class of the program index it ranges over (X[m, k],
+// G[k], W[k, n]; the program's matmuls and broadcasts unify classes). Abstract expressions
+// forget which dim an op works along; labels remember it: an op pairing two different indices,
+// or summing over an index the program never sums over, is discarded; all inputs split by one
+// grid dim (or tiled by the loop) must split the same index, and an omap writes grid dim g
+// along the output dim carrying g's index.
+//
+// SEARCH-SPACE RULES (restrictions, documented so a user knows what is not explored):
+//   - with a loop (range > 1), post-loop ops are element-wise (reductions belong in the loop);
+//   - accumulators take computed tensors that vary with the loop: summed (fmap phi) when the
+//     loop's index was reduced inside the tile, concatenated along the dim carrying it if not;
+//   - ops the abstraction cannot see (scale, neg, sub) are placed only where the program has
+//     one, up to axiom equivalence of the inputs, once per anchor and level;
+//   - sums reduce a whole dim (group = extent);
+//   - the last kernel op must read every program input not read yet, and a block graph that
+//     is the last kernel op must save exactly the program's outputs (by expression);
+//   - two graph-defined ops never read the same input set (their ranks would tie).
+// Split-KV forms whose grid splits a reduced index (FlashDecoding) need a reshape to give the
+// partial results their own dim; reshape is not enumerated, so they are not found.
 //
 // A kernel graph is complete when its unconsumed tensors match the program outputs one to
 // one, by type and by abstract expression (Oracle::equals_output). Complete graphs are built

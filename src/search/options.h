@@ -82,6 +82,7 @@ struct SearchStats {
   double enumerate_seconds = 0;  // summed over threads, verification excluded
   double verify_seconds = 0;     // screening, summed over threads
   double fuse_seconds = 0, certify_seconds = 0, total_seconds = 0;
+  double first_candidate_seconds = -1;  // when the first verified candidate was found (-1: none)
   std::string oracle;            // OracleStats::to_string()
 
   uint64_t states() const { return kernel_states + block_states; }

@@ -59,6 +59,7 @@ std::string SearchStats::to_string() const {
   os << "time: total " << total_seconds << " s; oracle " << oracle_seconds << " s, enumerate "
      << enumerate_seconds << " s, screen " << verify_seconds << " s (thread sums), fuse "
      << fuse_seconds << " s, certify " << certify_seconds << " s";
+  if (first_candidate_seconds >= 0) os << "; first candidate after " << first_candidate_seconds << " s";
   if (!oracle.empty()) os << "\n" << oracle;
   return os.str();
 }
@@ -258,6 +259,7 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
     return true;
   };
   std::atomic<int> found{0};
+  double first_found = -1;  // guarded by mu
   // A task interrupted by a limit in an earlier run is run to its end this time (only Ctrl-C
   // stops it), so every resumed run finishes at least the tasks the last one cut short.
   auto only_cancel = [&]() -> bool {
@@ -292,7 +294,10 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
         if (v.kind == verify::VerdictKind::kPassed || v.kind == verify::VerdictKind::kVerified) {
           ++tr.stats.verified;
           tr.graphs.push_back(std::move(g));
-          ++found;
+          if (found++ == 0) {
+            std::lock_guard<std::mutex> lock(mu);
+            if (first_found < 0) first_found = since(t0);
+          }
         } else {
           ++tr.stats.rejected;
         }
@@ -366,6 +371,7 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
   if (result.stop_reason != StopReason::kExhausted && !o.checkpoint.empty())
     MG_RETURN_IF_ERROR(write_checkpoint(o.checkpoint, fp, tasks));
   result.stats.oracle = oracle.stats().to_string();
+  if (!result.candidates.empty()) result.stats.first_candidate_seconds = first_found;
   result.stats.total_seconds = since(t0);
   if (result.candidates.empty()) {
     std::ostringstream os;

@@ -6,6 +6,7 @@
 #include <functional>
 
 #include "search/search.h"
+#include "verify/verifier.h"
 #include "test_util.h"
 
 namespace mugraph::search {
@@ -107,6 +108,10 @@ TEST(Discovery, GatedMlpFusesBothMatmuls) {
            count(ops, ir::OpKind::kMul, ir::Phase::kPostLoop) == 1;
   });
   EXPECT_GT(n, 0) << summary_table(*r);
+  // Thread-graph construction kept the best candidate equivalent (certify, float check too).
+  verify::VerifyOptions vo;
+  const verify::Verdict v = verify::check(load_data("gated_mlp"), r->candidates.front().graph, vo);
+  EXPECT_EQ(v.kind, verify::VerdictKind::kVerified) << v.summary;
 }
 
 // FlashAttention style: the loop runs over KV tiles (K split along its token dim 2, V along

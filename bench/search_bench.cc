@@ -1,0 +1,106 @@
+// The search benchmark (issue 5), in two tables, every cell measured in this one run.
+//
+// Table 5 layout (Mirage Table 5): RMSNorm+MatMul at the paper's shapes, one graph-defined
+// kernel, max block ops 5..11, with and without abstract-expression pruning, 1 and 2 threads.
+// Each cell stops at the time budget (the paper's unpruned runs take > 10 h); a cell that
+// stopped says so, with the share of tasks done.
+//
+// Paper benchmarks: each program of examples/ at its paper shapes, with the options a user
+// would pass for a single fused kernel (and 2 kernels for LoRA's concat-matmul form): search
+// time, time to the first verified candidate, candidates, and the best uGraph's shape.
+//
+//   build/bench/search_bench [--budget S] [--bench-budget S] [--only table5|programs]
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "driver/driver.h"
+#include "search/search.h"
+
+using namespace mugraph;
+
+namespace {
+
+std::string example(const char* name) { return std::string(MUGRAPH_EXAMPLES_DIR) + "/" + name + ".mu"; }
+
+void row(const char* label, const search::SearchResult& r) {
+  const auto& s = r.stats;
+  std::printf("| %-34s | %8.1f | %10llu | %5d/%-5d | %5zu | %8.1f | %-10s |\n", label,
+              s.total_seconds, static_cast<unsigned long long>(s.states()), s.tasks_done,
+              s.tasks_total, r.candidates.size(), s.first_candidate_seconds,
+              std::string(search::stop_reason_name(r.stop_reason)).c_str());
+  std::fflush(stdout);
+}
+
+void header() {
+  std::printf("| %-34s | %8s | %10s | %11s | %5s | %8s | %-10s |\n", "run", "time s", "prefixes",
+              "tasks", "found", "first s", "stop");
+  std::printf("|%s|----------|------------|-------------|-------|----------|------------|\n",
+              std::string(36, '-').c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  double budget = 60, bench_budget = 120;
+  std::string only;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--budget")) budget = std::atof(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--bench-budget")) bench_budget = std::atof(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
+  }
+  if (only.empty() || only == "table5") {
+    auto g = driver::load_graph_file(example("rms_norm_matmul"));
+    if (!g.ok()) return std::fprintf(stderr, "%s\n", g.status().message().c_str()), 1;
+    std::printf("## Table 5 layout: RMSNorm+MatMul X[16,4096] G[4096] W[4096,4096], 1 kernel, "
+                "budget %.0f s per cell\n\n", budget);
+    header();
+    for (int ops : {5, 7, 9, 11})
+      for (bool prune : {true, false})
+        for (int threads : {1, 2}) {
+          search::SearchOptions o;
+          o.max_kernel_ops = 1;
+          o.max_block_ops = ops;
+          o.prune = prune;
+          o.threads = threads;
+          o.time_budget_s = budget;
+          auto r = search::search_lax(*g, o);
+          if (!r.ok()) return std::fprintf(stderr, "%s\n", r.status().message().c_str()), 1;
+          char label[64];
+          std::snprintf(label, sizeof label, "block ops %2d, %s, %d thread%s", ops,
+                        prune ? "pruned  " : "unpruned", threads, threads > 1 ? "s" : "");
+          row(label, *r);
+        }
+    std::printf("\n");
+  }
+  if (only.empty() || only == "programs") {
+    struct Bench {
+      const char* name;
+      int kernel_ops, block_ops, graph_defined;
+    };
+    std::printf("## Paper benchmarks at paper shapes, 2 threads, budget %.0f s each\n\n",
+                bench_budget);
+    header();
+    for (Bench b : {Bench{"rms_norm_matmul", 1, 9, 1}, Bench{"gated_mlp", 1, 6, 1},
+                    Bench{"gqa", 1, 8, 1}, Bench{"lora", 2, 0, 0}, Bench{"ntrans", 1, 13, 1},
+                    Bench{"qknorm_attention", 1, 11, 1}}) {
+      auto g = driver::load_graph_file(example(b.name));
+      if (!g.ok()) return std::fprintf(stderr, "%s\n", g.status().message().c_str()), 1;
+      search::SearchOptions o;
+      o.max_kernel_ops = b.kernel_ops;
+      o.max_block_ops = b.block_ops;
+      o.max_graph_defined_ops = b.graph_defined;
+      o.threads = 2;
+      o.time_budget_s = bench_budget;
+      auto r = search::search_lax(*g, o);
+      if (!r.ok()) return std::fprintf(stderr, "%s\n", r.status().message().c_str()), 1;
+      row(b.name, *r);
+      if (!r->candidates.empty()) {
+        const auto& c = r->candidates.front();
+        std::printf("|   best: %d kernel op(s), %d graph-defined, %d block ops%s\n", c.kernel_ops,
+                    c.graph_defined_ops, c.block_ops, "");
+      }
+    }
+  }
+  return 0;
+}
