@@ -1,8 +1,9 @@
 // mugraph command-line tool: check, run, compare, verify and draw uGraphs; print their abstract
 // expressions and ask the pruning oracle.
 // Exit codes: 0 ok, 1 user error (bad file, invalid uGraph), 2 internal error,
-// 3 `compare` found a difference / `verify` rejected the candidate, 4 `verify` could not prove
-// equivalence (not Lax, no bound, inconclusive) nor refute it.
+// 3 `compare` found a difference / `verify` rejected the candidate / `search` found nothing,
+// 4 `verify` could not prove equivalence (not Lax, no bound, inconclusive) nor refute it,
+// 5 `search` stopped early (time budget, Ctrl-C) before finding a uGraph.
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <csignal>
@@ -151,8 +152,9 @@ int cmd_expr(const Options& o) {
   return 0;
 }
 
-// Exit: 0 a verified uGraph was found (certified, or screened when certify could not prove),
-// 3 none was found, 1 bad input, 5 stopped early (time budget / Ctrl-C) with a checkpoint.
+// Exit: 0 a verified uGraph was found (also when the search stopped early: the summary says
+// so), 3 the search ran to its end and found none, 5 it stopped early (time budget, state
+// limit, Ctrl-C) before finding one (resume from the checkpoint), 1 bad input.
 int cmd_search(Options& o) {
   auto g = load_valid(o.file, o.target);
   if (!g.ok()) return fail(g.status());
@@ -184,7 +186,7 @@ int cmd_search(Options& o) {
     std::cerr << "search stopped early (" << search::stop_reason_name(r->stop_reason) << ")";
     if (!so.checkpoint.empty()) std::cerr << "; continue with --resume --checkpoint " << so.checkpoint;
     std::cerr << "\n";
-    return 5;
+    if (!r->best) return 5;
   }
   return r->best ? 0 : kMismatch;
 }
@@ -206,8 +208,9 @@ int cmd_dot(const Options& o) {
 
 int main(int argc, char** argv) {
   CLI::App app{"mugraph: a multi-level superoptimizer for tensor programs.\n"
-               "Exit codes: 0 ok, 1 user error, 2 internal error, 3 compare found a difference or\n"
-               "verify rejected the candidate, 4 verify could neither prove nor refute."};
+               "Exit codes: 0 ok, 1 user error, 2 internal error, 3 compare found a difference,\n"
+               "verify rejected the candidate or search found nothing, 4 verify could neither\n"
+               "prove nor refute, 5 search stopped early before finding a uGraph."};
   app.require_subcommand(1);
   Options o;
   const std::string targets = "target whose limits validate the graph: a100, h100, h200, cpu";

@@ -383,6 +383,25 @@ class Worker {
     return false;
   }
 
+  // Type and labels of an op's output, or nullopt (counted as a shape prune) when the inputs
+  // do not fit the operator (ir::infer_type) or their labels do not (labels_for).
+  std::optional<std::pair<TensorType, Labels>> output_of(OpKind op, const ir::OpAttrs& attrs,
+                                                         const std::vector<TensorType>& types,
+                                                         const std::vector<Labels>& labs) {
+    if (!shapes_may_fit(op, types)) {
+      ++st_.pruned_shape;
+      return std::nullopt;
+    }
+    auto type = ir::infer_type(op, attrs, types);
+    if (!type.ok()) {
+      ++st_.pruned_shape;
+      return std::nullopt;
+    }
+    auto lab = labels_for(op, attrs, types, labs, *type);
+    if (!lab) return std::nullopt;
+    return std::make_pair(*type, *lab);
+  }
+
   // Labels of an op's output, or nullopt (counted as a shape prune) when it pairs different
   // indices or sums over one the program never sums over.
   std::optional<Labels> labels_for(OpKind op, const ir::OpAttrs& attrs,
@@ -498,25 +517,17 @@ class Worker {
       const Rank rank = make_rank(in, static_cast<int>(op), attr_code);
       if (!kops_.empty() && !(kops_.back().rank < rank)) continue;
       if (not_my_root_choice()) continue;
-      if (!shapes_may_fit(op, types)) {
-        ++st_.pruned_shape;
-        continue;
-      }
-      auto type = ir::infer_type(op, attrs, types);
-      if (!type.ok()) {
-        ++st_.pruned_shape;
-        continue;
-      }
-      auto lab = labels_for(op, attrs, types, labs, *type);
-      if (!lab) continue;
+      auto out = output_of(op, attrs, types, labs);
+      if (!out) continue;
+      const auto& [type, lab] = *out;
       expr::Expr e = expr::op_expression(c_.pool, op, attrs, es, types);
-      if (redundant(kt_, *type, e, Phase::kInLoop)) {
+      if (redundant(kt_, type, e, Phase::kInLoop)) {
         ++st_.pruned_redundant;
         continue;
       }
       if (!oracle_keeps(e)) continue;
       KernelOpRec rec{false, op, attrs, in, {static_cast<int>(kt_.size())}, nullptr, rank};
-      push_kernel(std::move(rec), {{*type, e, 0, Phase::kInLoop, *lab, false}});
+      push_kernel(std::move(rec), {{type, e, 0, Phase::kInLoop, lab, false}});
       kernel_step();
       pop_kernel();
       if (stopped_) return;
@@ -818,21 +829,12 @@ class Worker {
     for (const auto& [attrs, attr_code] : attr_choices(op, types, es)) {
       const Rank rank = make_rank(in, static_cast<int>(op), attr_code);
       if (!f.ops.empty() && !(f.ops.back().rank < rank)) continue;
-      if (!shapes_may_fit(op, types)) {
-        ++st_.pruned_shape;
-        continue;
-      }
-      auto type = ir::infer_type(op, attrs, types);
-      if (!type.ok()) {
-        ++st_.pruned_shape;
-        continue;
-      }
-      auto lab = labels_for(op, attrs, types, labs, *type);
-      if (!lab) continue;
+      auto out = output_of(op, attrs, types, labs);
+      if (!out) continue;
       BlockOpRec rec{false, op, attrs, ir::kReplica, in, static_cast<int>(f.t.size()), rank};
       add_block_tensor(std::move(rec),
-                       {*type, expr::op_expression(c_.pool, op, attrs, es, types), 0, phase, *lab,
-                        loop_dep});
+                       {out->first, expr::op_expression(c_.pool, op, attrs, es, types), 0, phase,
+                        out->second, loop_dep});
       if (stopped_) return;
     }
   }

@@ -51,8 +51,8 @@ void SearchStats::add(const SearchStats& o) {
 std::string SearchStats::to_string() const {
   std::ostringstream os;
   os << std::fixed << std::setprecision(2);
-  os << "prefixes: " << states() << " (" << kernel_states << " kernel, " << block_states
-     << " block); pruned by oracle " << pruned_oracle << ", by shape " << pruned_shape
+  os << "prefixes: " << states() << " in finished tasks (" << kernel_states << " kernel, "
+     << block_states << " block), ~" << states_all << " in all; pruned by oracle " << pruned_oracle << ", by shape " << pruned_shape
      << ", by memory " << pruned_memory << ", as redundant " << pruned_redundant << "\n";
   os << "complete: " << completed << "; screen passed " << verified << ", rejected " << rejected
      << "; duplicates " << duplicates << "; tasks " << tasks_done << "/" << tasks_total << "\n";
@@ -340,6 +340,7 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
   }
   for (std::thread& t : pool_threads) t.join();
   result.stop_reason = static_cast<StopReason>(stop_code.load());
+  result.stats.states_all = states.load();
 
   // Merge finished tasks in task order: fuse, hash, dedup.
   result.stats.tasks_total = ntasks;
