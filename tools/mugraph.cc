@@ -259,6 +259,7 @@ int main(int argc, char** argv) {
   se->add_option("--out", o.out_dir, "write candidates (text + JSON), best.mu and summary.txt here");
   se->add_option("--checkpoint", o.search.checkpoint, "checkpoint file (default: OUT/checkpoint.json)");
   se->add_flag("--resume", o.search.resume, "continue a stopped search from its checkpoint");
+  se->add_option("--screen-samples", o.search.screen_samples, "output entries sampled by each screen test (default 2)");
   se->add_flag("--no-prune", o.no_prune, "do not prune with abstract expressions (Table 5 baseline)");
   se->add_flag("--quiet", o.quiet, "no progress lines on stderr");
   se->add_option("--seed", o.seed, "verifier seed (default 0)");

@@ -4,11 +4,13 @@
 #include <array>
 #include <optional>
 #include <map>
+#include <unordered_map>
 #include <set>
 #include <sstream>
 
 #include "expr/abstract.h"
 #include "ir/builder.h"
+#include "support/hash.h"
 
 namespace mugraph::search {
 namespace {
@@ -376,12 +378,49 @@ class Worker {
   }
 
   // Whether the oracle keeps `e` (always, with pruning off).
+  // The oracle's answer, cached per worker: the oracle and the expression pool are shared by
+  // all threads behind locks; these worker-local caches keep the threads off them.
   bool oracle_keeps(expr::Expr e) {
     if (!c_.opt.prune) return true;
-    if (c_.oracle.may_lead_to(e)) return true;
+    auto [it, fresh] = keep_cache_.try_emplace(e, false);
+    if (fresh) it->second = c_.oracle.may_lead_to(e);
+    if (it->second) return true;
     ++st_.pruned_oracle;
     return false;
   }
+
+  // expr::op_expression through a worker-local cache. The expression depends on the op, the
+  // attribute that enters it (sum group), the input expressions and the reduction sizes.
+  expr::Expr expression(OpKind op, const ir::OpAttrs& attrs, const std::vector<expr::Expr>& es,
+                        const std::vector<TensorType>& types) {
+    ExprKey key{};
+    key.op = static_cast<int>(op);
+    key.group = attrs.group;
+    for (size_t i = 0; i < es.size() && i < key.in.size(); ++i) {
+      key.in[i] = es[i];
+      key.k[i] = types[i].shape[types[i].shape.rank - 1];
+    }
+    auto [it, fresh] = expr_cache_.try_emplace(key, nullptr);
+    if (fresh) it->second = expr::op_expression(c_.pool, op, attrs, es, types);
+    return it->second;
+  }
+  struct ExprKey {
+    int op = 0;
+    int64_t group = 0;
+    std::array<expr::Expr, 4> in{};
+    std::array<int64_t, 4> k{};
+    bool operator==(const ExprKey&) const = default;
+  };
+  struct ExprKeyHash {
+    size_t operator()(const ExprKey& k) const {
+      size_t h = hash_mix(static_cast<size_t>(k.op), static_cast<size_t>(k.group));
+      for (size_t i = 0; i < 4; ++i)
+        h = hash_mix(hash_mix(h, reinterpret_cast<size_t>(k.in[i])), static_cast<size_t>(k.k[i]));
+      return h;
+    }
+  };
+  std::unordered_map<expr::Expr, bool> keep_cache_;
+  std::unordered_map<ExprKey, expr::Expr, ExprKeyHash> expr_cache_;
 
   // Type and labels of an op's output, or nullopt (counted as a shape prune) when the inputs
   // do not fit the operator (ir::infer_type) or their labels do not (labels_for).
@@ -520,7 +559,7 @@ class Worker {
       auto out = output_of(op, attrs, types, labs);
       if (!out) continue;
       const auto& [type, lab] = *out;
-      expr::Expr e = expr::op_expression(c_.pool, op, attrs, es, types);
+      expr::Expr e = expression(op, attrs, es, types);
       if (redundant(kt_, type, e, Phase::kInLoop)) {
         ++st_.pruned_redundant;
         continue;
@@ -691,7 +730,16 @@ class Worker {
     f.last = last;
     f.max_outputs = last ? static_cast<int>(c_.program.outputs.size()) : c_.opt.max_block_outputs;
     for (int k : kin) {
-      f.choices.push_back(iterator_choices(kt_[k].type, bc.grid, bc.forloop));
+      // A tile that alone overflows shared memory can never be chosen.
+      std::vector<IterChoice> cs;
+      for (IterChoice& ch : iterator_choices(kt_[k].type, bc.grid, bc.forloop)) {
+        if (ch.tile.bytes() > c_.opt.target.shared_memory_per_block) {
+          ++st_.pruned_memory;
+          continue;
+        }
+        cs.push_back(std::move(ch));
+      }
+      f.choices.push_back(std::move(cs));
       f.t.push_back({TensorType{}, kt_[k].e, 0, Phase::kInLoop, kt_[k].lab, false});
       f.chosen.push_back(-1);
     }
@@ -833,7 +881,7 @@ class Worker {
       if (!out) continue;
       BlockOpRec rec{false, op, attrs, ir::kReplica, in, static_cast<int>(f.t.size()), rank};
       add_block_tensor(std::move(rec),
-                       {out->first, expr::op_expression(c_.pool, op, attrs, es, types), 0, phase,
+                       {out->first, expression(op, attrs, es, types), 0, phase,
                         out->second, loop_dep});
       if (stopped_) return;
     }

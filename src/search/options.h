@@ -50,6 +50,8 @@ struct SearchOptions {
   bool prune = true;               // ask the abstract-expression oracle (Mirage §4.3)
   expr::OracleOptions oracle;
   bool certify = true;             // certify the best candidate (verify::Mode::kCertify)
+  int screen_samples = 2;          // output entries sampled per output by each screen test
+                                   // (verify::Mode::kScreen; fewer = cheaper, weaker)
   uint64_t seed = 0;               // verifier inputs
 
   // --- Execution -------------------------------------------------------------------------

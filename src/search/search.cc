@@ -80,7 +80,8 @@ std::string fingerprint(const ir::KernelGraph& program, const SearchOptions& o) 
   os << ir::print_graph(program) << "|" << o.max_kernel_ops << "," << o.max_block_ops << ","
      << o.max_graph_defined_ops << "," << o.max_block_outputs << "," << o.max_kernel_op_inputs
      << "," << o.min_blocks << "," << o.max_blocks << "," << o.max_grid_dims << ","
-     << o.prune << "," << o.seed << "," << o.target.name << "|";
+     << o.prune << "," << o.seed << "," << o.target.name << "," << o.max_open_tensors << ","
+     << o.screen_samples << "|";
   for (auto k : o.kernel_ops) os << ir::op_name(k) << ",";
   os << "|";
   for (auto k : o.block_ops) os << ir::op_name(k) << ",";
@@ -289,6 +290,7 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
       for (ir::KernelGraph& g : out.complete) {
         verify::VerifyOptions vo;
         vo.mode = verify::Mode::kScreen;
+        vo.screen_samples = o.screen_samples;
         vo.seed = o.seed ^ canonical_hash(g);
         const verify::Verdict v = verify::check(program, g, vo);
         if (v.kind == verify::VerdictKind::kPassed || v.kind == verify::VerdictKind::kVerified) {
