@@ -4,7 +4,7 @@
 // kernel, max block ops 5..11, with and without abstract-expression pruning, 1 and 2 threads.
 // Each cell stops at the time budget (the paper's unpruned runs take > 10 h); a cell that
 // stopped says so, with the share of tasks done. "prefixes" counts all work, including the
-// tasks the budget interrupted (in steps of 256).
+// tasks the budget interrupted.
 //
 // Paper benchmarks: each program of examples/ at its paper shapes, with the options a user
 // would pass for a single fused kernel (and 2 kernels for LoRA's concat-matmul form): search

@@ -345,7 +345,7 @@ struct BlockFrame {
 
 class Worker {
  public:
-  Worker(const Enumerator::Config& c, int task, const std::function<bool()>* should_stop)
+  Worker(const Enumerator::Config& c, int task, const std::function<bool(uint64_t)>* should_stop)
       : c_(c), task_(task), should_stop_(should_stop) {
     for (size_t i = 0; i < c_.program.inputs.size(); ++i)
       kt_.push_back({c_.program.tensor(c_.program.inputs[i]).type, c_.input_exprs[i], 0,
@@ -364,11 +364,12 @@ class Worker {
 
   bool poll() {
     if (stopped_) return false;
-    if (++since_poll_ >= kPollEvery) {
-      since_poll_ = 0;
-      if (should_stop_ && (*should_stop_)()) stopped_ = true;
-    }
+    if (++since_poll_ >= kPollEvery) check_stop();
     return !stopped_;
+  }
+  void check_stop() {
+    if (should_stop_ && (*should_stop_)(since_poll_)) stopped_ = true;
+    since_poll_ = 0;
   }
 
   // At the root, each choice of a first op is a task: true if this choice is not ours.
@@ -383,7 +384,10 @@ class Worker {
   bool oracle_keeps(expr::Expr e) {
     if (!c_.opt.prune) return true;
     auto [it, fresh] = keep_cache_.try_emplace(e, false);
-    if (fresh) it->second = c_.oracle.may_lead_to(e);
+    if (fresh) {
+      it->second = c_.oracle.may_lead_to(e);
+      check_stop();  // a new query may have gone to Z3 (slow): look at the clock
+    }
     if (it->second) return true;
     ++st_.pruned_oracle;
     return false;
@@ -1041,7 +1045,7 @@ class Worker {
 
   const Enumerator::Config& c_;
   const int task_;
-  const std::function<bool()>* should_stop_;
+  const std::function<bool(uint64_t)>* should_stop_;
   SearchStats st_;
   std::vector<ir::KernelGraph> complete_;
   std::vector<Tensor> kt_;
@@ -1140,7 +1144,7 @@ Enumerator::~Enumerator() = default;
 int Enumerator::task_count() const { return cfg_->tasks; }
 
 Enumerator::TaskOutput Enumerator::run_task(int task,
-                                            const std::function<bool()>& should_stop) const {
+                                            const std::function<bool(uint64_t)>& should_stop) const {
   Worker w(*cfg_, task, &should_stop);
   w.run();
   TaskOutput out;

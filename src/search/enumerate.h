@@ -82,8 +82,9 @@ class Enumerator {
     SearchStats stats;                      // kernel/block states, prunes, completed
     bool finished = false;                  // false: stopped by should_stop
   };
-  // Runs one task. `should_stop` is polled every few hundred states.
-  TaskOutput run_task(int task, const std::function<bool()>& should_stop) const;
+  // Runs one task. `should_stop(n)` is polled every few hundred states and after every new
+  // oracle query, with n = the states generated since the last poll.
+  TaskOutput run_task(int task, const std::function<bool(uint64_t)>& should_stop) const;
 
   // One line describing the configuration (ops, grids, ranges), for logs.
   std::string describe() const;

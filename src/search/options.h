@@ -87,8 +87,7 @@ struct SearchStats {
   double first_candidate_seconds = -1;  // when the first verified candidate was found (-1: none)
   std::string oracle;            // OracleStats::to_string()
 
-  uint64_t states_all = 0;       // prefixes generated including interrupted tasks (approximate:
-                                 // counted in steps of 256)
+  uint64_t states_all = 0;       // prefixes generated, interrupted tasks included
   uint64_t states() const { return kernel_states + block_states; }  // finished tasks only
   void add(const SearchStats& o);  // counters and per-thread times
   std::string to_string() const;   // a few lines for logs and the CLI summary

@@ -246,9 +246,9 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
   std::atomic<int> running{0};
   std::mutex mu;
   std::condition_variable cv;
-  auto should_stop = [&]() -> bool {
+  auto should_stop = [&](uint64_t n) -> bool {
+    const uint64_t s = states.fetch_add(n) + n;
     if (stop.load()) return true;
-    const uint64_t s = states.fetch_add(256) + 256;
     StopReason why = StopReason::kExhausted;
     if (o.cancel && o.cancel->load()) why = StopReason::kCancelled;
     else if (o.time_budget_s > 0 && since(t0) > o.time_budget_s) why = StopReason::kTimeLimit;
@@ -263,7 +263,8 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
   double first_found = -1;  // guarded by mu
   // A task interrupted by a limit in an earlier run is run to its end this time (only Ctrl-C
   // stops it), so every resumed run finishes at least the tasks the last one cut short.
-  auto only_cancel = [&]() -> bool {
+  auto only_cancel = [&](uint64_t n) -> bool {
+    states.fetch_add(n);
     if (o.cancel && o.cancel->load()) {
       int expected = static_cast<int>(StopReason::kExhausted);
       stop_code.compare_exchange_strong(expected, static_cast<int>(StopReason::kCancelled));
@@ -281,8 +282,8 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
         continue;
       const auto te = Clock::now();
       Enumerator::TaskOutput out =
-          en.run_task(i, tasks[i].retry ? std::function<bool()>(only_cancel)
-                                        : std::function<bool()>(should_stop));
+          en.run_task(i, tasks[i].retry ? std::function<bool(uint64_t)>(only_cancel)
+                                        : std::function<bool(uint64_t)>(should_stop));
       TaskResult tr;
       tr.stats = out.stats;
       tr.stats.enumerate_seconds = since(te);

@@ -173,7 +173,7 @@ TEST(Enumerate, CanonicalOrderGeneratesEachGraphOnce) {
   std::set<uint64_t> seen;
   size_t complete = 0;
   for (int t = 0; t < en.task_count(); ++t) {
-    auto out = en.run_task(t, [] { return false; });
+    auto out = en.run_task(t, [](uint64_t) { return false; });
     ASSERT_TRUE(out.finished);
     for (const ir::KernelGraph& g : out.complete) {
       ++complete;
