@@ -10,6 +10,8 @@
 
 #include "expr/abstract.h"
 #include "ir/builder.h"
+#include "search/block_maps.h"
+#include "search/index_labels.h"
 #include "support/hash.h"
 
 namespace mugraph::search {
@@ -79,177 +81,6 @@ bool shapes_may_fit(OpKind op, const std::vector<TensorType>& in) {
     default:
       return true;
   }
-}
-
-// INDEX LABELS. Every dim of every tensor carries the class of the program index it ranges
-// over (X[m, k], G[k], W[k, n]: matmul and broadcasting unify the classes of the dims they
-// pair). The abstract expressions forget which dim an op works along; labels remember it, so
-// an op that pairs two different indices (multiplies X's rows with G's columns) or sums over
-// an index the program never sums over is discarded, and a block graph's grid dims, loop and
-// output maps must each follow one index. -1: a dim of size 1; kAnyLabel: unknown (after
-// reshape, repeat, concat), matches anything.
-constexpr int kAnyLabel = -2;
-using Labels = std::array<int, ir::kMaxRank>;
-
-struct IndexClasses {  // union-find over index labels (building the program's classes)
-  std::vector<int> parent;
-  int make() {
-    parent.push_back(static_cast<int>(parent.size()));
-    return parent.back();
-  }
-  int find(int x) {
-    while (x >= 0 && parent[x] != x) x = parent[x] = parent[parent[x]];
-    return x;
-  }
-};
-
-struct LabelResult {
-  Labels out;
-  int reduced[2] = {-1, -1};  // index classes summed over by the op
-};
-
-// Pairs labels x and y: unifies them when building the program's classes (uf), else checks.
-bool pair_labels(int x, int y, IndexClasses* uf) {
-  if (x == kAnyLabel || y == kAnyLabel || x < 0 || y < 0) return true;
-  if (!uf) return x == y;
-  x = uf->find(x), y = uf->find(y);
-  if (x != y) uf->parent[x] = y;
-  return true;
-}
-
-// Labels of a (batch of) dims broadcast right-aligned, out[0..rank).
-bool broadcast_labels(const ir::Shape& a, const Labels& la, const ir::Shape& b, const Labels& lb,
-                      int rank, Labels& out, IndexClasses* uf) {
-  for (int i = 0; i < rank; ++i) {
-    const int ia = a.rank - rank + i, ib = b.rank - rank + i;
-    const bool ha = ia >= 0 && a[ia] > 1, hb = ib >= 0 && b[ib] > 1;
-    if (ha && hb && !pair_labels(la[ia], lb[ib], uf)) return false;
-    out[i] = ha ? la[ia] : hb ? lb[ib] : -1;
-  }
-  return true;
-}
-
-std::optional<LabelResult> propagate_labels(OpKind op, const ir::OpAttrs& attrs,
-                                            const std::vector<TensorType>& t,
-                                            const std::vector<Labels>& l, const TensorType& out,
-                                            IndexClasses* uf) {
-  LabelResult r;
-  r.out.fill(-1);
-  const int rank = out.shape.rank;
-  auto matmul = [&](int a, int b, int* reduced) {
-    const ir::Shape &sa = t[a].shape, &sb = t[b].shape;
-    if (!pair_labels(l[a][sa.rank - 1], l[b][sb.rank - 2], uf)) return false;
-    *reduced = l[a][sa.rank - 1];
-    ir::Shape ba = sa, bb = sb;
-    ba.rank -= 2, bb.rank -= 2;
-    Labels batch;
-    batch.fill(-1);
-    if (!broadcast_labels(ba, l[a], bb, l[b], rank - 2, batch, uf)) return false;
-    Labels o = batch;
-    o[rank - 2] = sa[sa.rank - 2] > 1 ? l[a][sa.rank - 2] : -1;
-    o[rank - 1] = sb[sb.rank - 1] > 1 ? l[b][sb.rank - 1] : -1;
-    if (reduced == &r.reduced[0]) {
-      r.out = o;
-      return true;
-    }
-    for (int i = 0; i < rank; ++i)
-      if (!pair_labels(o[i], r.out[i], uf)) return false;
-    return true;
-  };
-  switch (ir::op_info(op).cls) {
-    case ir::OpClass::kUnary:
-      r.out = l[0];
-      return r;
-    case ir::OpClass::kBinary:
-      if (!broadcast_labels(t[0].shape, l[0], t[1].shape, l[1], rank, r.out, uf)) return {};
-      return r;
-    case ir::OpClass::kMatmul:
-      if (!matmul(0, 1, &r.reduced[0])) return {};
-      return r;
-    case ir::OpClass::kConcatMatmul:
-      if (!matmul(0, 2, &r.reduced[0]) || !matmul(1, 3, &r.reduced[1])) return {};
-      return r;
-    case ir::OpClass::kSum:
-      r.out = l[0];
-      r.reduced[0] = l[0][attrs.dim];
-      r.out[attrs.dim] = attrs.group == t[0].shape[attrs.dim] ? -1 : kAnyLabel;
-      return r;
-    case ir::OpClass::kRepeat:
-    case ir::OpClass::kReshape:
-    case ir::OpClass::kConcat:
-      for (int i = 0; i < rank; ++i) r.out[i] = out.shape[i] > 1 ? kAnyLabel : -1;
-      return r;
-  }
-  return {};
-}
-
-struct IterChoice {
-  ir::DimMap imap;
-  int fmap = ir::kReplica;
-  TensorType tile;
-};
-
-// Every (imap, fmap) of an input of type `t` for `grid` and range `r`.
-std::vector<IterChoice> iterator_choices(const TensorType& t, const ir::Dim3& grid, int64_t r) {
-  std::vector<IterChoice> out;
-  std::vector<ir::DimMap> imaps{ir::DimMap{}};
-  for (int g = 0; g < 3; ++g) {
-    if (grid[g] == 1) continue;
-    std::vector<ir::DimMap> next;
-    for (const ir::DimMap& m : imaps) {
-      next.push_back(m);  // phi
-      for (int d = 0; d < t.shape.rank; ++d) {
-        bool used = false;
-        for (int h = 0; h < g; ++h) used |= m[h] == d;
-        if (used || t.shape[d] % grid[g] != 0) continue;
-        ir::DimMap m2 = m;
-        m2.to[static_cast<size_t>(g)] = d;
-        next.push_back(m2);
-      }
-    }
-    imaps = std::move(next);
-  }
-  for (const ir::DimMap& m : imaps) {
-    ir::Shape block = t.shape;
-    for (int g = 0; g < 3; ++g)
-      if (m[g] != ir::kReplica) block[m[g]] /= grid[g];
-    out.push_back({m, ir::kReplica, TensorType::make(t.dtype, block)});
-    if (r == 1) continue;
-    for (int d = 0; d < block.rank; ++d) {
-      if (block[d] % r != 0) continue;
-      ir::Shape tile = block;
-      tile[d] /= r;
-      out.push_back({m, d, TensorType::make(t.dtype, tile)});
-    }
-  }
-  return out;
-}
-
-// Every omap of an output tile of type `t`: grid dims of size > 1 to distinct data dims.
-std::vector<ir::DimMap> omap_choices(const TensorType& t, const ir::Dim3& grid) {
-  std::vector<ir::DimMap> maps{ir::DimMap{}};
-  for (int g = 0; g < 3; ++g) {
-    if (grid[g] == 1) continue;
-    std::vector<ir::DimMap> next;
-    for (const ir::DimMap& m : maps)
-      for (int d = 0; d < t.shape.rank; ++d) {
-        bool used = false;
-        for (int h = 0; h < g; ++h) used |= m[h] == d;
-        if (used) continue;
-        ir::DimMap m2 = m;
-        m2.to[static_cast<size_t>(g)] = d;
-        next.push_back(m2);
-      }
-    maps = std::move(next);
-  }
-  return maps;
-}
-
-TensorType saved_type(const TensorType& tile, const ir::DimMap& omap, const ir::Dim3& grid) {
-  ir::Shape s = tile.shape;
-  for (int g = 0; g < 3; ++g)
-    if (omap[g] != ir::kReplica) s[omap[g]] *= grid[g];
-  return TensorType::make(tile.dtype, s);
 }
 
 struct BlockConfig {
@@ -1077,32 +908,9 @@ Enumerator::Enumerator(const ir::KernelGraph& program, const SearchOptions& opti
 
   const expr::GraphExprs ge = expr::abstract_expressions(program, pool);
   for (ir::TensorId id : program.inputs) c.input_exprs.push_back(ge.tensors[id]);
-  // Index classes of the program: a fresh label per input dim, unified by its ops.
-  IndexClasses uf;
-  std::vector<Labels> labels(program.tensors.size());
-  for (ir::TensorId id : program.inputs) {
-    labels[id].fill(-1);
-    for (int d = 0; d < program.tensor(id).type.shape.rank; ++d)
-      if (program.tensor(id).type.shape[d] > 1) labels[id][d] = uf.make();
-  }
-  std::vector<int> sums;
-  for (const ir::KernelOp& op : program.ops) {
-    std::vector<TensorType> types;
-    std::vector<Labels> labs;
-    for (ir::TensorId i : op.inputs) types.push_back(program.tensor(i).type), labs.push_back(labels[i]);
-    auto r = propagate_labels(op.op, op.attrs, types, labs, program.tensor(op.outputs[0]).type, &uf);
-    MG_CHECK(r.has_value(), "index labels of a valid program");
-    labels[op.outputs[0]] = r->out;
-    for (int red : r->reduced)
-      if (red >= 0) sums.push_back(red);
-  }
-  c.reduced.assign(uf.parent.size(), false);
-  for (int red : sums) c.reduced[uf.find(red)] = true;
-  for (ir::TensorId id : program.inputs) {
-    Labels l = labels[id];
-    for (int& x : l) x = x >= 0 ? uf.find(x) : x;
-    c.input_labels.push_back(l);
-  }
+  ProgramLabels pl = program_labels(program);
+  c.input_labels = std::move(pl.inputs);
+  c.reduced = std::move(pl.reduced);
   for (const ir::KernelOp& op : program.ops) {
     if (op.graph_defined || !abstracted(op.op)) continue;
     Anchor a{op.op, op.attrs, {}};

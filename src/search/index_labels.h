@@ -1,0 +1,48 @@
+// INDEX LABELS. Every dim of every tensor carries the class of the program index it ranges
+// over (X[m, k], G[k], W[k, n]: matmul and broadcasting unify the classes of the dims they
+// pair). The abstract expressions forget which dim an op works along; labels remember it, so
+// an op that pairs two different indices (multiplies X's rows with G's columns) or sums over
+// an index the program never sums over is discarded, and a block graph's grid dims, loop and
+// output maps must each follow one index. -1: a dim of size 1; kAnyLabel: unknown (after
+// reshape, repeat, concat), matches anything.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace mugraph::search {
+
+constexpr int kAnyLabel = -2;
+using Labels = std::array<int, ir::kMaxRank>;
+
+struct IndexClasses {  // union-find over index labels (building the program's classes)
+  std::vector<int> parent;
+  int make();
+  int find(int x);
+};
+
+struct LabelResult {
+  Labels out;
+  int reduced[2] = {-1, -1};  // index classes summed over by the op
+};
+
+// Labels of the output of `op` applied to inputs of types `t` with labels `l`. With `uf`, pairs
+// of labels are unified (building the program's classes); without, they must be equal, and
+// nullopt says they are not.
+std::optional<LabelResult> propagate_labels(ir::OpKind op, const ir::OpAttrs& attrs,
+                                            const std::vector<ir::TensorType>& t,
+                                            const std::vector<Labels>& l,
+                                            const ir::TensorType& out, IndexClasses* uf);
+
+struct ProgramLabels {
+  std::vector<Labels> inputs;  // per program input, canonical classes
+  std::vector<bool> reduced;   // per class: does the program sum over it?
+};
+// A fresh label per input dim of size > 1, unified by the program's ops.
+// Precondition: `program` is valid.
+ProgramLabels program_labels(const ir::KernelGraph& program);
+
+}  // namespace mugraph::search
