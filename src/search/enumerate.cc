@@ -489,28 +489,22 @@ class Worker {
     };
     for (size_t i = 0; i < c_.program.inputs.size(); ++i) {
       const ir::Tensor& in = c_.program.tensor(c_.program.inputs[i]);
-      id[i] = check_ok(kb.input(in.name, in.type));
+      id[i] = kb.input(in.name, in.type).value();
     }
     for (const KernelOpRec& op : kops_) {
       std::vector<ir::TensorId> ins;
       for (int i : op.in) ins.push_back(id[i]);
       if (!op.gd) {
-        id[op.out[0]] = check_ok(kb.op(op.op, ins, op.attrs, name_of(op.out[0])));
+        id[op.out[0]] = kb.op(op.op, ins, op.attrs, name_of(op.out[0])).value();
         continue;
       }
       std::vector<std::string> names;
       for (int o : op.out) names.push_back(name_of(o));
-      auto outs = check_ok(kb.graph_defined(ins, op.block, names));
+      auto outs = kb.graph_defined(ins, op.block, names).value();
       for (size_t j = 0; j < outs.size(); ++j) id[op.out[j]] = outs[j];
     }
     for (int o : outputs) MG_CHECK(kb.output(id[o]).ok(), "search: output");
-    return check_ok(std::move(kb).finish());
-  }
-
-  template <class T>
-  static T check_ok(Result<T> r) {
-    MG_CHECK(r.ok(), "search built an invalid uGraph: " << r.status().message());
-    return std::move(*r);
+    return std::move(kb).finish().value();
   }
 
   // ---------------------------------------------------------------------------------------
@@ -855,23 +849,23 @@ class Worker {
     const BlockFrame& f = *frame_;
     std::vector<TensorType> in_types;
     for (int k : f.kin) in_types.push_back(kt_[k].type);
-    auto bb = check_ok(ir::BlockBuilder::make(in_types, f.cfg.grid, f.cfg.forloop));
+    auto bb = ir::BlockBuilder::make(in_types, f.cfg.grid, f.cfg.forloop).value();
     std::vector<ir::TensorId> id(f.t.size(), -1);
     for (size_t i = 0; i < f.kin.size(); ++i) {
       const IterChoice& ch = f.choices[i][f.chosen[i]];
-      id[i] = check_ok(bb.input_iterator(static_cast<int>(i), ch.imap, ch.fmap));
+      id[i] = bb.input_iterator(static_cast<int>(i), ch.imap, ch.fmap).value();
     }
     for (const BlockOpRec& op : f.ops) {
       std::vector<ir::TensorId> ins;
       for (int i : op.in) ins.push_back(id[i]);
-      id[op.out] = op.acc ? check_ok(bb.accumulator(ins[0], op.fmap))
-                          : check_ok(bb.op(op.op, ins, op.attrs));
+      id[op.out] = op.acc ? bb.accumulator(ins[0], op.fmap).value()
+                          : bb.op(op.op, ins, op.attrs).value();
     }
     for (size_t j = 0; j < outs.size(); ++j) {
       Status s = bb.output_saver(id[outs[j]], omaps[j]);
       MG_CHECK(s.ok(), "search built an invalid block graph: " << s.message());
     }
-    return check_ok(std::move(bb).finish());
+    return std::move(bb).finish().value();
   }
 
   const Enumerator::Config& c_;

@@ -12,12 +12,6 @@ bool fusible(const ir::BlockNode& n) {
   return n.kind == ir::BlockNodeKind::kCompute && (ir::op_info(n.op).levels & ir::kLevelT);
 }
 
-template <class T>
-T must(Result<T> r) {
-  MG_CHECK(r.ok(), "thread-graph fusion built an invalid graph: " << r.status().message());
-  return std::move(*r);
-}
-
 }  // namespace
 
 std::shared_ptr<const ir::BlockGraph> fuse_block(const ir::BlockGraph& bg, int max_registers) {
@@ -62,7 +56,7 @@ std::shared_ptr<const ir::BlockGraph> fuse_block(const ir::BlockGraph& bg, int m
   }
 
   // Rebuild: non-members as they are, each group (R5: size >= 2) at its last member.
-  auto bb = must(ir::BlockBuilder::make(bg.input_types, bg.grid, bg.forloop));
+  auto bb = ir::BlockBuilder::make(bg.input_types, bg.grid, bg.forloop).value();
   std::vector<ir::TensorId> id(bg.tensors.size(), -1);
   auto ids = [&](const std::vector<ir::TensorId>& ts) {
     std::vector<ir::TensorId> out;
@@ -97,37 +91,37 @@ std::shared_ptr<const ir::BlockGraph> fuse_block(const ir::BlockGraph& bg, int m
         const ir::BlockNode& mn = bg.nodes[m];
         std::vector<ir::TensorId> tin;
         for (ir::TensorId t : mn.inputs) tin.push_back(tid.at(t));
-        tid[mn.outputs[0]] = must(tb.op(mn.op, tin, mn.attrs, name(mn.outputs[0])));
+        tid[mn.outputs[0]] = tb.op(mn.op, tin, mn.attrs, name(mn.outputs[0])).value();
       }
       std::vector<std::string> out_names;
       for (ir::TensorId t : outs) {
         MG_CHECK(tb.output(tid.at(t)).ok(), "thread graph output");
         out_names.push_back(name(t));
       }
-      auto tg = must(std::move(tb).finish());
-      auto made = must(bb.thread_graph(ids(ext_in), tg, out_names));
+      auto tg = std::move(tb).finish().value();
+      auto made = bb.thread_graph(ids(ext_in), tg, out_names).value();
       for (size_t k = 0; k < outs.size(); ++k) id[outs[k]] = made[k];
       continue;
     }
     switch (node.kind) {
       case ir::BlockNodeKind::kInputIterator:
         id[node.outputs[0]] =
-            must(bb.input_iterator(node.input_index, node.imap, node.fmap, name(node.outputs[0])));
+            bb.input_iterator(node.input_index, node.imap, node.fmap, name(node.outputs[0])).value();
         break;
       case ir::BlockNodeKind::kCompute:
-        id[node.outputs[0]] = must(bb.op(node.op, ids(node.inputs), node.attrs,
-                                         name(node.outputs[0])));
+        id[node.outputs[0]] = bb.op(node.op, ids(node.inputs), node.attrs,
+                                         name(node.outputs[0])).value();
         break;
       case ir::BlockNodeKind::kThreadGraph: {
         std::vector<std::string> names;
         for (ir::TensorId t : node.outputs) names.push_back(name(t));
-        auto made = must(bb.thread_graph(ids(node.inputs), node.thread, names));
+        auto made = bb.thread_graph(ids(node.inputs), node.thread, names).value();
         for (size_t k = 0; k < made.size(); ++k) id[node.outputs[k]] = made[k];
         break;
       }
       case ir::BlockNodeKind::kAccumulator:
-        id[node.outputs[0]] = must(bb.accumulator(id[node.inputs[0]], node.fmap,
-                                                  name(node.outputs[0])));
+        id[node.outputs[0]] = bb.accumulator(id[node.inputs[0]], node.fmap,
+                                                  name(node.outputs[0])).value();
         break;
       case ir::BlockNodeKind::kOutputSaver: {
         Status s = bb.output_saver(id[node.inputs[0]], node.omap);
@@ -136,7 +130,7 @@ std::shared_ptr<const ir::BlockGraph> fuse_block(const ir::BlockGraph& bg, int m
       }
     }
   }
-  return must(std::move(bb).finish());
+  return std::move(bb).finish().value();
 }
 
 ir::KernelGraph fuse_thread_graphs(const ir::KernelGraph& g, int max_registers) {

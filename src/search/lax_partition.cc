@@ -9,12 +9,6 @@
 namespace mugraph::search {
 namespace {
 
-template <class T>
-T must(Result<T> r) {
-  MG_CHECK(r.ok(), "lax partition built an invalid graph: " << r.status().message());
-  return std::move(*r);
-}
-
 bool is_lax(const ir::KernelOp& op) {
   return !op.graph_defined && ir::op_info(op.op).lax != ir::LaxRole::kNonLax;
 }
@@ -26,6 +20,20 @@ bool is_exp_like(const ir::KernelOp& op) {
 int find(std::vector<int>& parent, int x) {
   while (parent[x] != x) x = parent[x] = parent[parent[x]];
   return x;
+}
+
+// Adds a copy of `op` (predefined or graph-defined) to `kb`: input t becomes in(t), output t is
+// named name(t) and recorded as out[t].
+template <class In, class Name, class Out>
+void copy_op(ir::KernelBuilder& kb, const ir::KernelOp& op, In in, Name name, Out& out) {
+  std::vector<ir::TensorId> ins;
+  for (ir::TensorId t : op.inputs) ins.push_back(in(t));
+  std::vector<std::string> names;
+  for (ir::TensorId t : op.outputs) names.push_back(name(t));
+  const std::vector<ir::TensorId> made =
+      op.graph_defined ? kb.graph_defined(ins, op.block, names).value()
+                       : std::vector<ir::TensorId>{kb.op(op.op, ins, op.attrs, names[0]).value()};
+  for (size_t i = 0; i < made.size(); ++i) out[op.outputs[i]] = made[i];
 }
 
 }  // namespace
@@ -106,15 +114,12 @@ Partition partition_lax(const ir::KernelGraph& g) {
       }
     ir::KernelBuilder kb;
     std::map<ir::TensorId, ir::TensorId> id;
-    for (ir::TensorId t : part.inputs) id[t] = must(kb.input(g.tensor(t).name, g.tensor(t).type));
-    for (int i : part.ops) {
-      const ir::KernelOp& op = g.ops[i];
-      std::vector<ir::TensorId> ins;
-      for (ir::TensorId t : op.inputs) ins.push_back(id.at(t));
-      id[op.outputs[0]] = must(kb.op(op.op, ins, op.attrs, g.tensor(op.outputs[0]).name));
-    }
+    for (ir::TensorId t : part.inputs) id[t] = kb.input(g.tensor(t).name, g.tensor(t).type).value();
+    for (int i : part.ops)
+      copy_op(kb, g.ops[i], [&](ir::TensorId t) { return id.at(t); },
+              [&](ir::TensorId t) { return g.tensor(t).name; }, id);
     for (ir::TensorId t : part.outputs) MG_CHECK(kb.output(id.at(t)).ok(), "part output");
-    part.program = must(std::move(kb).finish());
+    part.program = std::move(kb).finish().value();
   }
   return out;
 }
@@ -124,7 +129,7 @@ ir::KernelGraph stitch(const ir::KernelGraph& g, const Partition& p,
   MG_CHECK(chosen.size() == p.parts.size(), "stitch: one graph per part");
   ir::KernelBuilder kb;
   std::map<ir::TensorId, ir::TensorId> id;  // whole-program tensor -> new id
-  for (ir::TensorId t : g.inputs) id[t] = must(kb.input(g.tensor(t).name, g.tensor(t).type));
+  for (ir::TensorId t : g.inputs) id[t] = kb.input(g.tensor(t).name, g.tensor(t).type).value();
   int max_level = 0;
   for (const LaxPart& part : p.parts) max_level = std::max(max_level, part.level);
   for (int lv : p.kept_level) max_level = std::max(max_level, lv);
@@ -142,37 +147,18 @@ ir::KernelGraph stitch(const ir::KernelGraph& g, const Partition& p,
           if (c.outputs[i] == t) return g.tensor(part.outputs[i]).name;
         return "p" + std::to_string(k) + "_" + c.tensor(t).name;
       };
-      for (const ir::KernelOp& op : c.ops) {
-        std::vector<ir::TensorId> ins;
-        for (ir::TensorId t : op.inputs) ins.push_back(cid[t]);
-        if (!op.graph_defined) {
-          cid[op.outputs[0]] = must(kb.op(op.op, ins, op.attrs, name_of(op.outputs[0])));
-          continue;
-        }
-        std::vector<std::string> names;
-        for (ir::TensorId t : op.outputs) names.push_back(name_of(t));
-        auto outs = must(kb.graph_defined(ins, op.block, names));
-        for (size_t j = 0; j < outs.size(); ++j) cid[op.outputs[j]] = outs[j];
-      }
+      for (const ir::KernelOp& op : c.ops)
+        copy_op(kb, op, [&](ir::TensorId t) { return cid[t]; }, name_of, cid);
       for (size_t i = 0; i < c.outputs.size(); ++i) id[part.outputs[i]] = cid[c.outputs[i]];
     }
     for (size_t j = 0; j < p.kept_ops.size(); ++j) {
       if (p.kept_level[j] != lv) continue;
-      const ir::KernelOp& op = g.ops[p.kept_ops[j]];
-      std::vector<ir::TensorId> ins;
-      for (ir::TensorId t : op.inputs) ins.push_back(id.at(t));
-      if (!op.graph_defined) {
-        id[op.outputs[0]] = must(kb.op(op.op, ins, op.attrs, g.tensor(op.outputs[0]).name));
-        continue;
-      }
-      std::vector<std::string> names;
-      for (ir::TensorId t : op.outputs) names.push_back(g.tensor(t).name);
-      auto outs = must(kb.graph_defined(ins, op.block, names));
-      for (size_t i = 0; i < outs.size(); ++i) id[op.outputs[i]] = outs[i];
+      copy_op(kb, g.ops[p.kept_ops[j]], [&](ir::TensorId t) { return id.at(t); },
+              [&](ir::TensorId t) { return g.tensor(t).name; }, id);
     }
   }
   for (ir::TensorId t : g.outputs) MG_CHECK(kb.output(id.at(t)).ok(), "stitch output");
-  return must(std::move(kb).finish());
+  return std::move(kb).finish().value();
 }
 
 }  // namespace mugraph::search
