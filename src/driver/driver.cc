@@ -104,28 +104,31 @@ Result<std::vector<OutputSummary>> run_graph(const ir::KernelGraph& g, uint64_t 
   return out;
 }
 
+OutputDiff diff_values(const std::string& name, const std::vector<double>& ref,
+                       const std::vector<double>& got) {
+  MG_CHECK(ref.size() == got.size(), "diff_values: " << ref.size() << " vs " << got.size());
+  OutputDiff d;
+  d.name = name;
+  double scale = 0;
+  for (size_t k = 0; k < ref.size(); ++k) {
+    const double diff = std::fabs(ref[k] - got[k]);
+    // NaN anywhere makes the comparison fail: max() would silently drop it.
+    d.max_abs = std::isnan(diff) ? diff : std::max(d.max_abs, diff);
+    scale = std::max(scale, std::fabs(ref[k]));
+    if (std::isnan(d.max_abs)) break;
+  }
+  d.max_rel = std::isnan(d.max_abs) ? d.max_abs : scale > 0 ? d.max_abs / scale : d.max_abs;
+  return d;
+}
+
 Result<std::vector<OutputDiff>> compare_graphs(const ir::KernelGraph& a, const ir::KernelGraph& b,
                                                uint64_t seed, Precision p) {
   MG_RETURN_IF_ERROR(verify::check_same_interface(a, b));
   MG_ASSIGN_OR_RETURN(auto va, run_values(a, seed, p));
   MG_ASSIGN_OR_RETURN(auto vb, run_values(b, seed, p));
   std::vector<OutputDiff> out;
-  for (size_t i = 0; i < va.size(); ++i) {
-    OutputDiff d;
-    d.name = a.tensor(a.outputs[i]).name;
-    double scale = 0;
-    for (size_t k = 0; k < va[i].size(); ++k) {
-      const double diff = std::fabs(va[i][k] - vb[i][k]);
-      // NaN anywhere makes the comparison fail: max() would silently drop it.
-      d.max_abs = std::isnan(diff) ? diff : std::max(d.max_abs, diff);
-      scale = std::max(scale, std::fabs(va[i][k]));
-      if (std::isnan(d.max_abs)) break;
-    }
-    d.max_rel = std::isnan(d.max_abs) ? d.max_abs
-                : scale > 0          ? d.max_abs / scale
-                                     : d.max_abs;
-    out.push_back(d);
-  }
+  for (size_t i = 0; i < va.size(); ++i)
+    out.push_back(diff_values(a.tensor(a.outputs[i]).name, va[i], vb[i]));
   return out;
 }
 

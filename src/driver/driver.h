@@ -50,6 +50,11 @@ struct OutputDiff {
   double max_rel = 0;  // max_abs / max_i |a_i| (normwise: no blow-up at entries near zero)
 };
 
+// The difference of `got` from the reference values `ref` (same length); NaN in either gives
+// max_abs = max_rel = NaN, which fails every tolerance.
+OutputDiff diff_values(const std::string& name, const std::vector<double>& ref,
+                       const std::vector<double>& got);
+
 // Interprets `a` and `b` on the same random inputs. The graphs must have the same inputs (names,
 // dtypes, shapes, in order) and the same number of outputs with equal shapes.
 Result<std::vector<OutputDiff>> compare_graphs(const ir::KernelGraph& a, const ir::KernelGraph& b,

@@ -106,24 +106,5 @@ uint64_t canonical_hash(const ir::KernelGraph& g) {
   return out;
 }
 
-int64_t device_traffic(const ir::KernelGraph& g) {
-  int64_t bytes = 0;
-  for (const ir::KernelOp& op : g.ops) {
-    for (ir::TensorId t : op.outputs) bytes += g.tensor(t).type.bytes();
-    if (!op.graph_defined) {
-      for (ir::TensorId t : op.inputs) bytes += g.tensor(t).type.bytes();
-      continue;
-    }
-    const ir::BlockGraph& bg = *op.block;
-    for (const ir::BlockNode& n : bg.nodes) {
-      if (n.kind != ir::BlockNodeKind::kInputIterator) continue;
-      // One iteration's tile times the range is the block input; every block reads its own.
-      const int64_t tile = bg.tensors[n.outputs[0]].type.bytes();
-      const int64_t per_block = n.fmap == ir::kReplica ? tile : tile * bg.forloop;
-      bytes += per_block * bg.grid.count();
-    }
-  }
-  return bytes;
-}
 
 }  // namespace mugraph::search

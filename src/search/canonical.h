@@ -15,10 +15,5 @@ namespace mugraph::search {
 
 uint64_t canonical_hash(const ir::KernelGraph& g);
 
-// Device-memory traffic of `g` in bytes, the ranking key of search results until the cost
-// model exists: a predefined op reads its inputs and writes its outputs once; a graph-defined
-// op reads, per block, its block input of every iterator (a replicated input is read by every
-// block) and writes its outputs.
-int64_t device_traffic(const ir::KernelGraph& g);
 
 }  // namespace mugraph::search

@@ -97,12 +97,13 @@ struct Candidate {
   ir::KernelGraph graph;      // thread graphs fused
   uint64_t hash = 0;          // structural canonical hash (canonical.h)
   int kernel_ops = 0, graph_defined_ops = 0, block_ops = 0;
-  int64_t device_bytes = 0;   // device-memory traffic estimate (rank.h)
+  int64_t device_bytes = 0;   // device <-> shared memory traffic (opt/cost_model.h)
+  double model_seconds = 0;   // the cost model's time on options.target: the ranking key
   int task = 0;               // the search task that found it (all passed the screen test)
 };
 
 struct SearchResult {
-  std::vector<Candidate> candidates;  // verified and distinct, best first
+  std::vector<Candidate> candidates;  // verified and distinct, best (lowest model time) first
   SearchStats stats;
   StopReason stop_reason = StopReason::kExhausted;
   std::string why_none;               // when there is no candidate: what the search saw

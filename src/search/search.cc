@@ -16,6 +16,7 @@
 
 #include "expr/abstract.h"
 #include "ir/text.h"
+#include "opt/cost_model.h"
 #include "search/canonical.h"
 #include "search/enumerate.h"
 #include "search/fuse_threads.h"
@@ -205,8 +206,8 @@ int block_op_count(const ir::KernelGraph& g) {
 }
 
 bool better(const Candidate& a, const Candidate& b) {
-  return std::tie(a.device_bytes, a.kernel_ops, a.block_ops, a.hash) <
-         std::tie(b.device_bytes, b.kernel_ops, b.block_ops, b.hash);
+  return std::tie(a.model_seconds, a.kernel_ops, a.block_ops, a.hash) <
+         std::tie(b.model_seconds, b.kernel_ops, b.block_ops, b.hash);
 }
 
 }  // namespace
@@ -365,7 +366,9 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
       c.kernel_ops = static_cast<int>(c.graph.ops.size());
       for (const ir::KernelOp& op : c.graph.ops) c.graph_defined_ops += op.graph_defined;
       c.block_ops = block_op_count(c.graph);
-      c.device_bytes = device_traffic(c.graph);
+      const opt::Cost cost = opt::estimate(c.graph, o.target);
+      c.device_bytes = cost.bytes;
+      c.model_seconds = cost.total_s;
       c.task = static_cast<int>(i);
       result.candidates.push_back(std::move(c));
     }
@@ -433,13 +436,13 @@ Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
 
 std::string summary_table(const SearchResult& r) {
   std::ostringstream os;
-  os << " rank  kernel-ops  graph-defined  block-ops  device-MiB  task\n";
+  os << " rank  kernel-ops  graph-defined  block-ops  device-MiB  model-us  task\n";
   for (size_t i = 0; i < r.candidates.size(); ++i) {
     const Candidate& c = r.candidates[i];
     os << std::setw(5) << i + 1 << std::setw(12) << c.kernel_ops << std::setw(15)
        << c.graph_defined_ops << std::setw(11) << c.block_ops << std::setw(12) << std::fixed
-       << std::setprecision(2) << static_cast<double>(c.device_bytes) / (1 << 20) << std::setw(6)
-       << c.task << "\n";
+       << std::setprecision(2) << static_cast<double>(c.device_bytes) / (1 << 20) << std::setw(10)
+       << c.model_seconds * 1e6 << std::setw(6) << c.task << "\n";
   }
   os << "stop: " << stop_reason_name(r.stop_reason) << "\n" << r.stats.to_string() << "\n";
   if (!r.why_none.empty()) os << "no candidate: " << r.why_none << "\n";

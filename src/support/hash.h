@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string_view>
 
 namespace mugraph {
 
@@ -9,6 +11,13 @@ namespace mugraph {
 // pointers-as-integers across all bits, order-sensitive).
 inline size_t hash_mix(size_t h, size_t v) {
   return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+}
+
+// 64-bit FNV-1a of a byte string: stable across runs and builds (std::hash is not), so it can
+// name files, e.g. the compiled-kernel cache entries.
+inline uint64_t fnv1a64(std::string_view s, uint64_t h = 0xcbf29ce484222325ULL) {
+  for (unsigned char c : s) h = (h ^ c) * 0x100000001b3ULL;
+  return h;
 }
 
 }  // namespace mugraph

@@ -1,0 +1,313 @@
+#include "codegen/cpu/generate_cpu.h"
+
+#include <set>
+
+#include "codegen/cpu/emit_ops.h"
+
+namespace mugraph::codegen::cpu {
+namespace {
+
+using ir::BlockNodeKind;
+
+// Device tensors are "d_<name>", block tensors "s_<name>", thread values "v_<name>": names
+// from the three levels never collide.
+std::string dev(const ir::Tensor& t) { return "d_" + identifier(t.name); }
+std::string shm(const ir::Tensor& t) { return "s_" + identifier(t.name); }
+
+const std::array<std::string, 3> kBlockVars = {"bx", "by", "bz"};
+
+// The parameter list / argument list of a kernel op's function.
+std::string params(const ir::KernelGraph& g, const ir::KernelOp& op) {
+  std::string s;
+  for (ir::TensorId id : op.inputs)
+    s += (s.empty() ? "" : ", ") + std::string("const ") + storage_type(g.tensor(id).type.dtype) +
+         "* __restrict " + dev(g.tensor(id));
+  for (ir::TensorId id : op.outputs)
+    s += (s.empty() ? "" : ", ") + storage_type(g.tensor(id).type.dtype) + "* __restrict " +
+         dev(g.tensor(id));
+  return s;
+}
+
+std::string args(const ir::KernelGraph& g, const ir::KernelOp& op) {
+  std::string s;
+  for (ir::TensorId id : op.inputs) s += (s.empty() ? "" : ", ") + dev(g.tensor(id));
+  for (ir::TensorId id : op.outputs) s += (s.empty() ? "" : ", ") + dev(g.tensor(id));
+  return s;
+}
+
+// Emits one block graph: the buffers, the for-loop, the post-loop ops and the savers.
+class BlockEmitter {
+ public:
+  BlockEmitter(const ir::KernelGraph& g, const ir::KernelOp& op, Writer& w)
+      : g_(g), op_(op), bg_(*op.block), w_(w) {}
+
+  // Declares the buffers; returns the arena size in floats.
+  int64_t declare_buffers() {
+    int64_t offset = 0;
+    for (const ir::Tensor& t : bg_.tensors) {
+      w_.line("float* const " + shm(t) + " = smem + " + std::to_string(offset) + ";  // " +
+              t.type.shape.to_string());
+      offset += (t.type.shape.numel() + 15) / 16 * 16;  // 64-byte aligned tiles
+    }
+    return offset;
+  }
+
+  void body() {
+    // Loop-invariant tiles (fmap = phi) are the same in every iteration: load them once.
+    for (const ir::BlockNode& n : bg_.nodes)
+      if (n.kind == BlockNodeKind::kInputIterator && n.fmap == ir::kReplica) emit_iterator(n);
+    w_.open("for (int64_t it = 0; it < " + std::to_string(bg_.forloop) + "; ++it)");
+    for (const ir::BlockNode& n : bg_.nodes) {
+      if (n.kind == BlockNodeKind::kInputIterator && n.fmap != ir::kReplica) emit_iterator(n);
+      if (n.kind == BlockNodeKind::kAccumulator) emit_accumulator(n);
+      if (is_op(n) && phase(n.outputs[0]) == ir::Phase::kInLoop) emit_node(n);
+    }
+    w_.close();
+    for (const ir::BlockNode& n : bg_.nodes)
+      if (is_op(n) && phase(n.outputs[0]) == ir::Phase::kPostLoop) emit_node(n);
+    int saver = 0;
+    for (const ir::BlockNode& n : bg_.nodes)
+      if (n.kind == BlockNodeKind::kOutputSaver) emit_saver(n, saver++);
+  }
+
+ private:
+  static bool is_op(const ir::BlockNode& n) {
+    return n.kind == BlockNodeKind::kCompute || n.kind == BlockNodeKind::kThreadGraph;
+  }
+  ir::Phase phase(ir::TensorId t) const { return bg_.phases[static_cast<size_t>(t)]; }
+  const ir::Tensor& tensor(ir::TensorId t) const { return bg_.tensors[static_cast<size_t>(t)]; }
+  Operand local(ir::TensorId t) const { return local_operand(shm(tensor(t)), tensor(t).type.shape); }
+
+  void emit_iterator(const ir::BlockNode& n) {
+    const ir::TensorId src = op_.inputs[static_cast<size_t>(n.input_index)];
+    const Operand d = device_operand(dev(g_.tensor(src)), g_.tensor(src).type);
+    const ir::Shape& tile = tensor(n.outputs[0]).type.shape;
+    std::vector<std::string> off(static_cast<size_t>(tile.rank), "0");
+    for (int gd = 0; gd < 3; ++gd)
+      if (n.imap[gd] != ir::kReplica)
+        off[static_cast<size_t>(n.imap[gd])] =
+            mul_expr(kBlockVars[static_cast<size_t>(gd)], d.shape[n.imap[gd]] / bg_.grid[gd]);
+    if (n.fmap != ir::kReplica)
+      off[static_cast<size_t>(n.fmap)] =
+          add_expr(off[static_cast<size_t>(n.fmap)], mul_expr("it", tile[n.fmap]));
+    w_.line("// " + tensor(n.outputs[0]).name + " = input_iterator(" + g_.tensor(src).name +
+            ", imap=" + n.imap.to_string() + ", fmap=" + ir::map_target_name(n.fmap) + ")");
+    emit_copy(w_, sub_view(d, tile, off), local(n.outputs[0]), false);
+  }
+
+  void emit_accumulator(const ir::BlockNode& n) {
+    const Operand x = local(n.inputs[0]), acc = local(n.outputs[0]);
+    w_.line("// " + tensor(n.outputs[0]).name + " = accumulator(" + tensor(n.inputs[0]).name +
+            ", fmap=" + ir::map_target_name(n.fmap) + ")");
+    if (n.fmap == ir::kReplica) {
+      w_.open("if (it == 0)");
+      emit_copy(w_, x, acc, false);
+      w_.close();
+      w_.open("else");
+      emit_map(w_, acc, {acc, x}, false,
+               [](const std::vector<std::string>& v) { return v[0] + " + " + v[1]; });
+      w_.close();
+      return;
+    }
+    std::vector<std::string> off(static_cast<size_t>(x.shape.rank), "0");
+    off[static_cast<size_t>(n.fmap)] = mul_expr("it", x.shape[n.fmap]);
+    emit_copy(w_, x, sub_view(acc, x.shape, off), false);
+  }
+
+  void emit_node(const ir::BlockNode& n) {
+    if (n.kind == BlockNodeKind::kThreadGraph) {
+      emit_thread_graph(n);
+      return;
+    }
+    std::vector<Operand> in;
+    std::string names;
+    for (ir::TensorId t : n.inputs) {
+      in.push_back(local(t));
+      names += (names.empty() ? "" : ", ") + tensor(t).name;
+    }
+    w_.line("// " + tensor(n.outputs[0]).name + " = " + std::string(ir::op_name(n.op)) + "(" +
+            names + ")");
+    emit_op(w_, n.op, n.attrs, in, local(n.outputs[0]), false);
+  }
+
+  // One fused loop per output over the output's shape: every ancestor's shape broadcasts into
+  // it (element-wise ops broadcast), so computing the chain at the output's index is exact.
+  void emit_thread_graph(const ir::BlockNode& n) {
+    const ir::ThreadGraph& tg = *n.thread;
+    for (size_t o = 0; o < tg.outputs.size(); ++o) {
+      const ir::TensorId target = tg.outputs[o];
+      const std::set<ir::TensorId> need = ancestors(tg, target);
+      std::vector<Operand> in;
+      std::vector<ir::TensorId> used;
+      for (size_t i = 0; i < tg.inputs.size(); ++i)
+        if (need.count(tg.inputs[i]) != 0) {
+          in.push_back(local(n.inputs[i]));
+          used.push_back(tg.inputs[i]);
+        }
+      w_.line("// " + tensor(n.outputs[o]).name + " = thread graph (fused in registers)");
+      emit_map(w_, local(n.outputs[o]), in, false, [&](const std::vector<std::string>& x) {
+        std::vector<std::string> val(tg.tensors.size());
+        for (size_t i = 0; i < used.size(); ++i) val[static_cast<size_t>(used[i])] = x[i];
+        std::string expr;
+        for (const ir::ThreadGraph::Node& tn : tg.nodes) {
+          if (need.count(tn.output) == 0) continue;
+          std::vector<std::string> a;
+          for (ir::TensorId t : tn.inputs) a.push_back(val[static_cast<size_t>(t)]);
+          val[static_cast<size_t>(tn.output)] = scalar_expr(tn.op, tn.attrs, a);
+        }
+        return val[static_cast<size_t>(target)];
+      });
+    }
+  }
+
+  static std::set<ir::TensorId> ancestors(const ir::ThreadGraph& tg, ir::TensorId t) {
+    std::set<ir::TensorId> s{t};
+    for (auto it = tg.nodes.rbegin(); it != tg.nodes.rend(); ++it)
+      if (s.count(it->output) != 0) s.insert(it->inputs.begin(), it->inputs.end());
+    return s;
+  }
+
+  void emit_saver(const ir::BlockNode& n, int index) {
+    const ir::TensorId dst = op_.outputs[static_cast<size_t>(index)];
+    const Operand d = device_operand(dev(g_.tensor(dst)), g_.tensor(dst).type);
+    const ir::Shape& tile = tensor(n.inputs[0]).type.shape;
+    std::vector<std::string> off(static_cast<size_t>(tile.rank), "0");
+    for (int gd = 0; gd < 3; ++gd)
+      if (n.omap[gd] != ir::kReplica)
+        off[static_cast<size_t>(n.omap[gd])] =
+            mul_expr(kBlockVars[static_cast<size_t>(gd)], tile[n.omap[gd]]);
+    w_.line("// output_saver(" + tensor(n.inputs[0]).name + ", omap=" + n.omap.to_string() +
+            ") -> " + g_.tensor(dst).name);
+    emit_copy(w_, local(n.inputs[0]), sub_view(d, tile, off), false);
+  }
+
+  const ir::KernelGraph& g_;
+  const ir::KernelOp& op_;
+  const ir::BlockGraph& bg_;
+  Writer& w_;
+};
+
+void emit_graph_defined(Writer& w, const ir::KernelGraph& g, const ir::KernelOp& op,
+                        const std::string& fn) {
+  const ir::BlockGraph& bg = *op.block;
+  const ir::Dim3& grid = bg.grid;
+  w.line("// graph_defined grid=[" + std::to_string(grid[0]) + ", " + std::to_string(grid[1]) +
+         ", " + std::to_string(grid[2]) + "] forloop=" + std::to_string(bg.forloop));
+  w.open("static void " + fn + "_block(int64_t bx, int64_t by, int64_t bz, " + params(g, op) +
+         ", float* smem)");
+  w.line("(void)bx; (void)by; (void)bz;");
+  BlockEmitter be(g, op, w);
+  const int64_t floats = be.declare_buffers();
+  be.body();
+  w.close();
+  w.blank();
+  w.open("static void " + fn + "(" + params(g, op) + ")");
+  w.line("#pragma omp parallel");
+  w.open("");
+  w.line("float* const smem = mg::arena(" + std::to_string(floats) + ");");
+  w.line("#pragma omp for schedule(static)");
+  w.open("for (int64_t b = 0; b < " + std::to_string(grid.count()) + "; ++b)");
+  w.line(fn + "_block(b % " + std::to_string(grid[0]) + ", (b / " + std::to_string(grid[0]) +
+         ") % " + std::to_string(grid[1]) + ", b / " + std::to_string(grid[0] * grid[1]) + ", " +
+         args(g, op) + ", smem);");
+  w.close();
+  w.close();
+  w.close();
+}
+
+void emit_predefined(Writer& w, const ir::KernelGraph& g, const ir::KernelOp& op,
+                     const std::string& fn) {
+  std::vector<Operand> in;
+  std::string names;
+  for (ir::TensorId id : op.inputs) {
+    in.push_back(device_operand(dev(g.tensor(id)), g.tensor(id).type));
+    names += (names.empty() ? "" : ", ") + g.tensor(id).name;
+  }
+  const ir::Tensor& out = g.tensor(op.outputs[0]);
+  w.line("// " + out.name + " = " + std::string(ir::op_name(op.op)) + "(" + names + ")");
+  w.open("static void " + fn + "(" + params(g, op) + ")");
+  emit_op(w, op.op, op.attrs, in, device_operand(dev(out), out.type), true);
+  w.close();
+}
+
+// The entry: binds inputs, outputs and workspace tensors to pointers, calls the ops in order,
+// copies outputs that are inputs or repeated.
+Module::Entry emit_entry(Writer& w, const ir::KernelGraph& g, const std::string& name) {
+  Module::Entry e{"mg_entry_" + name, 0, static_cast<int>(g.inputs.size()),
+                  static_cast<int>(g.outputs.size())};
+  std::vector<bool> bound(g.tensors.size(), false);
+  w.open("extern \"C\" void " + e.symbol + "(void* const* in, void* const* out, char* ws)");
+  w.line("(void)ws;");
+  auto bind = [&](ir::TensorId id, const std::string& from, bool is_const) {
+    const ir::Tensor& t = g.tensor(id);
+    const std::string ty = (is_const ? "const " : "") + storage_type(t.type.dtype) + "*";
+    w.line(ty + " const " + dev(t) + " = static_cast<" + ty + ">(" + from + ");");
+    bound[static_cast<size_t>(id)] = true;
+  };
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    bind(g.inputs[i], "in[" + std::to_string(i) + "]", true);
+  std::vector<size_t> copies;  // outputs that need a copy at the end
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    if (bound[static_cast<size_t>(g.outputs[i])]) {
+      copies.push_back(i);
+      continue;
+    }
+    bind(g.outputs[i], "out[" + std::to_string(i) + "]", false);
+  }
+  for (const ir::KernelOp& op : g.ops)
+    for (ir::TensorId id : op.outputs) {
+      if (bound[static_cast<size_t>(id)]) continue;
+      bind(id, "static_cast<void*>(ws + " + std::to_string(e.workspace_bytes) + ")", false);
+      e.workspace_bytes += (g.tensor(id).type.bytes() + 63) / 64 * 64;  // 64-byte aligned
+    }
+  for (size_t k = 0; k < g.ops.size(); ++k)
+    w.line(name + "_op" + std::to_string(k) + "(" + args(g, g.ops[k]) + ");");
+  for (size_t i : copies) {
+    const ir::Tensor& t = g.tensor(g.outputs[i]);
+    const std::string ty = storage_type(t.type.dtype) + "*";
+    w.line(ty + " const out" + std::to_string(i) + " = static_cast<" + ty + ">(out[" +
+           std::to_string(i) + "]);");
+    Operand to = device_operand("out" + std::to_string(i), t.type);
+    to.strides = ir::row_major(t.type.shape).strides;
+    emit_copy(w, device_operand(dev(t), t.type), to, true);
+  }
+  w.close();
+  return e;
+}
+
+}  // namespace
+
+Result<Module> generate_cpu(const std::vector<NamedGraph>& graphs) {
+  Module m;
+  Writer w;
+  w.line("// Generated by mugraph (codegen/cpu). One entry per uGraph; see generate_cpu.h.");
+  w.line("#include <cmath>");
+  w.line("#include <cstdint>");
+  w.line(std::string("#include \"") + kCpuLibraryHeader + "\"");
+  std::set<std::string> names;
+  for (const NamedGraph& ng : graphs) {
+    const std::string name = identifier(ng.name);
+    if (!names.insert(name).second)
+      return error("codegen/cpu: two graphs named '", name, "' in one module");
+    const ir::KernelGraph& g = *ng.graph;
+    if (g.outputs.empty()) return error("codegen/cpu: graph '", ng.name, "' has no outputs");
+    w.blank();
+    w.line("// ===== " + ng.name + " =====");
+    w.line("namespace {");
+    for (size_t k = 0; k < g.ops.size(); ++k) {
+      const std::string fn = name + "_op" + std::to_string(k);
+      w.blank();
+      if (g.ops[k].graph_defined)
+        emit_graph_defined(w, g, g.ops[k], fn);
+      else
+        emit_predefined(w, g, g.ops[k], fn);
+    }
+    w.line("}  // namespace");
+    w.blank();
+    m.entries.push_back(emit_entry(w, g, name));
+  }
+  m.source = w.str();
+  return m;
+}
+
+}  // namespace mugraph::codegen::cpu

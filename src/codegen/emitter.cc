@@ -1,0 +1,116 @@
+#include "codegen/emitter.h"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+
+namespace mugraph::codegen {
+
+void Writer::line(std::string_view text) {
+  out_.append(static_cast<size_t>(2 * indent_), ' ');
+  out_ += text;
+  out_ += '\n';
+}
+
+void Writer::open(std::string_view head) {
+  line(head.empty() ? std::string("{") : std::string(head) + " {");
+  ++indent_;
+}
+
+void Writer::close(std::string_view tail) {
+  MG_CHECK(indent_ > 0, "Writer::close without open");
+  --indent_;
+  line(tail);
+}
+
+Operand device_operand(const std::string& ptr, const ir::TensorType& t) {
+  Operand o;
+  o.ptr = ptr;
+  o.dtype = t.dtype;
+  o.shape = t.shape;
+  o.strides = t.layout.strides;
+  return o;
+}
+
+Operand local_operand(const std::string& ptr, const ir::Shape& s) {
+  Operand o;
+  o.ptr = ptr;
+  o.dtype = ir::DType::kF32;
+  o.shape = s;
+  o.strides = ir::row_major(s).strides;
+  return o;
+}
+
+Operand sub_view(const Operand& o, const ir::Shape& s, const std::vector<std::string>& offset) {
+  Operand v = o;
+  v.shape = s;
+  v.base = element(o, offset);
+  return v;
+}
+
+std::vector<std::string> broadcast_index(const Operand& o, const ir::Shape& loop,
+                                         const std::vector<std::string>& vars) {
+  MG_CHECK(o.shape.rank <= loop.rank && static_cast<int>(vars.size()) == loop.rank,
+           "operand of rank " << o.shape.rank << " under a loop of rank " << loop.rank);
+  std::vector<std::string> idx;
+  const int shift = loop.rank - o.shape.rank;
+  for (int d = 0; d < o.shape.rank; ++d) {
+    const bool broadcast = o.shape[d] == 1 && loop[d + shift] != 1;
+    MG_CHECK(broadcast || o.shape[d] == loop[d + shift] || o.shape[d] == 1,
+             "operand dim " << d << " (" << o.shape[d] << ") does not broadcast to "
+                            << loop.to_string());
+    idx.push_back(o.shape[d] == 1 ? "0" : vars[static_cast<size_t>(d + shift)]);
+  }
+  return idx;
+}
+
+std::string mul_expr(const std::string& a, int64_t b) {
+  if (a == "0" || b == 0) return "0";
+  if (b == 1) return a;
+  if (a == "1") return std::to_string(b);
+  // A sum must be parenthesized before it is scaled.
+  const bool compound = a.find_first_of("+-") != std::string::npos;
+  return (compound ? "(" + a + ")" : a) + " * " + std::to_string(b);
+}
+
+std::string add_expr(const std::string& a, const std::string& b) {
+  if (a == "0") return b;
+  if (b == "0") return a;
+  return a + " + " + b;
+}
+
+std::string element(const Operand& o, const std::vector<std::string>& idx) {
+  MG_CHECK(static_cast<int>(idx.size()) == o.shape.rank, "index rank mismatch");
+  std::string e = o.base;
+  for (int d = 0; d < o.shape.rank; ++d)
+    e = add_expr(e, mul_expr(idx[static_cast<size_t>(d)], o.strides[static_cast<size_t>(d)]));
+  return e;
+}
+
+std::string float_literal(double x) {
+  const float f = static_cast<float>(x);
+  MG_CHECK(std::isfinite(f), "non-finite constant " << x);
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, f);  // shortest round-trip form
+  std::string s(buf, r.ptr);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s + "f";
+}
+
+std::string identifier(std::string_view name) {
+  std::string s;
+  for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) != 0) ? c : '_';
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0])) != 0) s = "t_" + s;
+  return s;
+}
+
+std::string storage_type(ir::DType t) {
+  switch (t) {
+    case ir::DType::kF16: return "mg::f16";
+    case ir::DType::kBF16: return "mg::bf16";
+    case ir::DType::kF32: return "float";
+  }
+  return "float";
+}
+
+}  // namespace mugraph::codegen

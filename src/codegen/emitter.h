@@ -1,0 +1,81 @@
+// The emitter core shared by the code generators (cpu/, and cuda/ to come): an indenting source
+// writer, tensors as code sees them (Operand: pointer, storage type, logical shape, element
+// strides, base offset), index arithmetic with broadcasting, literals and identifiers, and the
+// Module a generator returns. Backends add their per-op emit tables on top.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace mugraph::codegen {
+
+// Builds indented source text line by line. open("for (...)") writes "for (...) {" and indents;
+// close() dedents and writes "}".
+class Writer {
+ public:
+  void line(std::string_view text);
+  void open(std::string_view head);
+  void close(std::string_view tail = "}");
+  void blank() { out_ += '\n'; }
+  const std::string& str() const { return out_; }
+
+ private:
+  std::string out_;
+  int indent_ = 0;
+};
+
+// A tensor as generated code addresses it: element (i_0, ..., i_{r-1}) of the logical shape
+// lives at ptr[base + sum_d i_d * strides[d]].
+struct Operand {
+  std::string ptr;   // a pointer variable of the storage type
+  ir::DType dtype = ir::DType::kF32;
+  ir::Shape shape;
+  std::array<int64_t, ir::kMaxRank> strides{};
+  std::string base = "0";  // an integer expression (may name loop variables)
+};
+
+// A device tensor with its layout's strides.
+Operand device_operand(const std::string& ptr, const ir::TensorType& t);
+// A dense row-major f32 buffer (block tensors: shared memory / local buffers).
+Operand local_operand(const std::string& ptr, const ir::Shape& s);
+// `o` restricted to the box starting at `offset` (integer expressions per dim) with shape `s`.
+Operand sub_view(const Operand& o, const ir::Shape& s, const std::vector<std::string>& offset);
+
+// Per-dim index expressions into `o` when a loop with variables `vars` runs over `loop`
+// (o's shape right-aligned against loop; a size-1 dim of o under a larger loop dim is
+// broadcast: index "0").
+std::vector<std::string> broadcast_index(const Operand& o, const ir::Shape& loop,
+                                         const std::vector<std::string>& vars);
+// The element offset "base + i0*s0 + ..." of `o` at per-dim indices `idx` (terms with a zero
+// index or stride are left out; constants folded where trivial).
+std::string element(const Operand& o, const std::vector<std::string>& idx);
+
+// "a * b" of two integer expressions with the trivial cases folded ("0", "1").
+std::string mul_expr(const std::string& a, int64_t b);
+std::string add_expr(const std::string& a, const std::string& b);
+
+// A float literal that reads back to exactly `x` as a float ("0.000244140625f").
+std::string float_literal(double x);
+// A C identifier made from a tensor name (letters, digits, '_'; never starting with a digit).
+std::string identifier(std::string_view name);
+// The C++ spelling of a storage type in the device library ("float", "mg::f16", "mg::bf16").
+std::string storage_type(ir::DType t);
+
+// Generated source plus what the runtime needs to call it: one entry point per graph, with
+// signature void(void* const* inputs, void* const* outputs, char* workspace).
+struct Module {
+  struct Entry {
+    std::string symbol;
+    int64_t workspace_bytes = 0;  // intermediate device tensors
+    int num_inputs = 0, num_outputs = 0;
+  };
+  std::string source;
+  std::vector<Entry> entries;
+};
+
+}  // namespace mugraph::codegen

@@ -1,0 +1,104 @@
+#include "driver/cpu_backend.h"
+
+#include <cstdlib>
+
+#include "support/rng.h"
+#include "verify/interpret.h"
+#include "verify/random_inputs.h"
+
+namespace mugraph::driver {
+
+std::string default_cache_dir() {
+  if (const char* d = std::getenv("MUGRAPH_CACHE_DIR"); d != nullptr && *d != '\0') return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0')
+    return std::string(x) + "/mugraph/cpu";
+  if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0')
+    return std::string(h) + "/.cache/mugraph/cpu";
+  return "/tmp/mugraph-cache/cpu";
+}
+
+runtime::JitOptions default_jit_options() {
+  runtime::JitOptions o;
+  o.cache_dir = default_cache_dir();
+  return o;
+}
+
+Result<std::unique_ptr<runtime::CpuModule>> compile_cpu(
+    const std::vector<codegen::cpu::NamedGraph>& graphs, const runtime::JitOptions& jit) {
+  const target::Target cpu = target::local_cpu();
+  for (const codegen::cpu::NamedGraph& ng : graphs) {
+    // The CPU's "shared memory" (L2) bounds nothing here: a block's buffers are ordinary
+    // memory; only the structural validity matters.
+    target::Target roomy = cpu;
+    roomy.shared_memory_per_block = int64_t{1} << 40;
+    if (Status s = validate(*ng.graph, roomy); !s.ok())
+      return error("graph '", ng.name, "': ", s.message());
+  }
+  MG_ASSIGN_OR_RETURN(codegen::Module m, codegen::cpu::generate_cpu(graphs));
+  return runtime::load_cpu_module(m, jit);
+}
+
+std::vector<const void*> CpuBuffers::in() const {
+  std::vector<const void*> v;
+  for (const runtime::Buffer& b : inputs) v.push_back(b.data());
+  return v;
+}
+
+std::vector<void*> CpuBuffers::out() {
+  std::vector<void*> v;
+  for (runtime::Buffer& b : outputs) v.push_back(b.data());
+  return v;
+}
+
+CpuBuffers make_buffers(const ir::KernelGraph& g, uint64_t seed) {
+  Rng rng(seed);
+  const auto values = verify::random_inputs(g, rng);
+  CpuBuffers b;
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    b.inputs.emplace_back(g.tensor(g.inputs[i]).type);
+    b.inputs.back().fill(std::vector<float>(values[i].data.begin(), values[i].data.end()));
+  }
+  for (ir::TensorId id : g.outputs) {
+    b.outputs.emplace_back(g.tensor(id).type);
+    b.outputs.back().poison();
+  }
+  return b;
+}
+
+double cpu_tolerance(const ir::KernelGraph& g) {
+  bool f16 = false, bf16 = false;
+  auto see = [&](ir::DType t) {
+    f16 |= t == ir::DType::kF16;
+    bf16 |= t == ir::DType::kBF16;
+  };
+  for (const ir::Tensor& t : g.tensors) see(t.type.dtype);
+  for (const ir::KernelOp& op : g.ops)
+    if (op.graph_defined)
+      for (const ir::Tensor& t : op.block->tensors) see(t.type.dtype);
+  return bf16 ? 5e-2 : f16 ? 1e-2 : 1e-4;
+}
+
+Result<std::vector<OutputDiff>> check_cpu(runtime::CpuModule& m, size_t index,
+                                          const ir::KernelGraph& g, uint64_t seed) {
+  MG_RETURN_IF_ERROR(check_interpretable(g));
+  CpuBuffers b = make_buffers(g, seed);
+  MG_RETURN_IF_ERROR(m.run(index, b.in(), b.out()));
+  verify::Tensors<double> ref_in;
+  for (const runtime::Buffer& in : b.inputs) {
+    verify::HostTensor<double> t;
+    t.shape = in.type().shape;
+    const std::vector<float> v = in.values();
+    t.data.assign(v.begin(), v.end());
+    ref_in.push_back(std::move(t));
+  }
+  MG_ASSIGN_OR_RETURN(auto ref, verify::interpret(g, ref_in));
+  std::vector<OutputDiff> diffs;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const std::vector<float> got = b.outputs[i].values();
+    diffs.push_back(diff_values(g.tensor(g.outputs[i]).name, ref[i].data,
+                                std::vector<double>(got.begin(), got.end())));
+  }
+  return diffs;
+}
+
+}  // namespace mugraph::driver

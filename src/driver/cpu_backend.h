@@ -1,0 +1,45 @@
+// The CPU backend as the driver uses it: generate one module for several uGraphs, JIT it
+// (runtime/cpu_jit.h), run an entry on seeded random inputs, compare with the interpreter, time.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/cpu/generate_cpu.h"
+#include "driver/driver.h"
+#include "runtime/buffer.h"
+#include "runtime/cpu_jit.h"
+
+namespace mugraph::driver {
+
+// Where compiled kernels are cached: $MUGRAPH_CACHE_DIR, else $XDG_CACHE_HOME/mugraph/cpu, else
+// $HOME/.cache/mugraph/cpu, else /tmp/mugraph-cache/cpu. (Read here, in the driver, and passed
+// down as data.)
+std::string default_cache_dir();
+runtime::JitOptions default_jit_options();
+
+// Validates every graph against the CPU target, generates one module and loads it.
+Result<std::unique_ptr<runtime::CpuModule>> compile_cpu(
+    const std::vector<codegen::cpu::NamedGraph>& graphs, const runtime::JitOptions& jit);
+
+// A graph's device buffers: inputs uniform in [-1, 1) from `seed` (as `mugraph run`), rounded to
+// their storage types; outputs poisoned with NaN.
+struct CpuBuffers {
+  std::vector<runtime::Buffer> inputs, outputs;
+  std::vector<const void*> in() const;
+  std::vector<void*> out();
+};
+CpuBuffers make_buffers(const ir::KernelGraph& g, uint64_t seed);
+
+// The normwise relative error a CPU run of `g` may show against the float64 interpreter: set by
+// the narrowest storage type among g's device and block tensors (a few roundings of that type,
+// plus f32 summation order): f32 1e-4, f16 1e-2, bf16 5e-2.
+double cpu_tolerance(const ir::KernelGraph& g);
+
+// Runs entry `index` (which computes `g`) on make_buffers(g, seed) and compares every output
+// with the float64 interpreter run on the same (rounded) inputs.
+Result<std::vector<OutputDiff>> check_cpu(runtime::CpuModule& m, size_t index,
+                                          const ir::KernelGraph& g, uint64_t seed);
+
+}  // namespace mugraph::driver

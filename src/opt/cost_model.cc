@@ -1,0 +1,176 @@
+#include "opt/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <set>
+
+namespace mugraph::opt {
+namespace {
+
+double peak_for(ir::DType dt, const target::Target& t) {
+  switch (dt) {
+    case ir::DType::kF16: return t.peak_flops_f16;
+    case ir::DType::kBF16: return t.peak_flops_bf16;
+    case ir::DType::kF32: return t.peak_flops_f32;
+  }
+  return t.peak_flops_f32;
+}
+
+// FLOPs of a thread graph run as one fused loop per output (see the header).
+std::pair<double, double> thread_flops(const ir::ThreadGraph& tg) {
+  double other = 0;
+  for (ir::TensorId out : tg.outputs) {
+    std::set<ir::TensorId> need{out};
+    int nodes = 0;
+    for (auto it = tg.nodes.rbegin(); it != tg.nodes.rend(); ++it)
+      if (need.count(it->output) != 0) {
+        need.insert(it->inputs.begin(), it->inputs.end());
+        ++nodes;
+      }
+    other += static_cast<double>(nodes) *
+             static_cast<double>(tg.tensors[static_cast<size_t>(out)].type.shape.numel());
+  }
+  return {0.0, other};
+}
+
+// Bytes, FLOPs and blocks of one graph-defined kernel.
+void block_cost(const ir::KernelGraph& g, const ir::KernelOp& op, const target::Target& t,
+                KernelCost& c) {
+  const ir::BlockGraph& bg = *op.block;
+  c.blocks = bg.grid.count();
+  const double blocks = static_cast<double>(c.blocks);
+  int saver = 0;
+  for (const ir::BlockNode& n : bg.nodes) {
+    const auto out0 = n.outputs.empty() ? -1 : n.outputs[0];
+    const double times =
+        out0 >= 0 && bg.phases[static_cast<size_t>(out0)] == ir::Phase::kInLoop
+            ? static_cast<double>(bg.forloop) * blocks
+            : blocks;
+    switch (n.kind) {
+      case ir::BlockNodeKind::kInputIterator: {
+        const ir::TensorType& dev = g.tensor(op.inputs[static_cast<size_t>(n.input_index)]).type;
+        int64_t chunk = dev.shape.numel();
+        for (int gd = 0; gd < 3; ++gd)
+          if (n.imap[gd] != ir::kReplica) chunk /= bg.grid[gd];
+        c.bytes += chunk * dtype_bytes(dev.dtype) * c.blocks;
+        break;
+      }
+      case ir::BlockNodeKind::kOutputSaver: {
+        const ir::TensorType& dev = g.tensor(op.outputs[static_cast<size_t>(saver++)]).type;
+        const int64_t tile = bg.tensors[static_cast<size_t>(n.inputs[0])].type.shape.numel();
+        c.bytes += tile * dtype_bytes(dev.dtype) * c.blocks;
+        break;
+      }
+      case ir::BlockNodeKind::kAccumulator: {
+        // One add (phi) or copy (concat) per element per iteration.
+        const double e = static_cast<double>(
+            bg.tensors[static_cast<size_t>(n.inputs[0])].type.shape.numel());
+        if (n.fmap == ir::kReplica) c.other_flops += e * static_cast<double>(bg.forloop) * blocks;
+        break;
+      }
+      case ir::BlockNodeKind::kCompute: {
+        std::vector<ir::Shape> in;
+        for (ir::TensorId id : n.inputs) in.push_back(bg.tensors[static_cast<size_t>(id)].type.shape);
+        const auto [mm, other] =
+            op_flops(n.op, in, bg.tensors[static_cast<size_t>(out0)].type.shape);
+        const ir::DType dt = bg.tensors[static_cast<size_t>(n.inputs[0])].type.dtype;
+        c.compute_s += mm * times / peak_for(dt, t);
+        c.matmul_flops += mm * times;
+        c.other_flops += other * times;
+        break;
+      }
+      case ir::BlockNodeKind::kThreadGraph: c.other_flops += thread_flops(*n.thread).second * times; break;
+    }
+  }
+  const double n_sm = static_cast<double>(t.sm_count);
+  c.occupancy = (blocks + n_sm) / blocks;
+}
+
+}  // namespace
+
+std::pair<double, double> op_flops(ir::OpKind k, const std::vector<ir::Shape>& in,
+                                   const ir::Shape& out) {
+  const double n_out = static_cast<double>(out.numel());
+  switch (ir::op_info(k).cls) {
+    case ir::OpClass::kUnary:
+    case ir::OpClass::kBinary: return {0.0, n_out};
+    case ir::OpClass::kMatmul: {
+      const ir::Shape& a = in[0];
+      return {2.0 * n_out * static_cast<double>(a[a.rank - 1]), 0.0};
+    }
+    case ir::OpClass::kConcatMatmul: {
+      const ir::Shape &w = in[0], &x = in[1];
+      return {2.0 * n_out * static_cast<double>(w[w.rank - 1] + x[x.rank - 1]), 0.0};
+    }
+    case ir::OpClass::kSum: return {0.0, static_cast<double>(in[0].numel())};
+    case ir::OpClass::kRepeat:
+    case ir::OpClass::kReshape:
+    case ir::OpClass::kConcat: return {0.0, 0.0};
+  }
+  return {0.0, 0.0};
+}
+
+Cost estimate(const ir::KernelGraph& g, const target::Target& t) {
+  MG_CHECK(t.memory_bandwidth > 0 && t.peak_flops_f32 > 0 && t.sm_count > 0,
+           "target '" << t.name << "' has no bandwidth, peak or SM count");
+  Cost cost;
+  for (size_t k = 0; k < g.ops.size(); ++k) {
+    const ir::KernelOp& op = g.ops[k];
+    KernelCost c;
+    c.op = static_cast<int>(k);
+    c.graph_defined = op.graph_defined;
+    if (op.graph_defined) {
+      block_cost(g, op, t, c);
+      c.compute_s += c.other_flops / t.peak_flops_f32;  // matmul time added per node
+    } else {
+      std::vector<ir::Shape> in;
+      for (ir::TensorId id : op.inputs) {
+        in.push_back(g.tensor(id).type.shape);
+        c.bytes += g.tensor(id).type.bytes();
+      }
+      for (ir::TensorId id : op.outputs) c.bytes += g.tensor(id).type.bytes();
+      const auto [mm, other] = op_flops(op.op, in, g.tensor(op.outputs[0]).type.shape);
+      c.matmul_flops = mm;
+      c.other_flops = other;
+      c.compute_s = mm / peak_for(g.tensor(op.inputs[0]).type.dtype, t) + other / t.peak_flops_f32;
+    }
+    c.memory_s = static_cast<double>(c.bytes) / t.memory_bandwidth;
+    c.total_s = (c.memory_s + c.compute_s) * c.occupancy;
+    cost.bytes += c.bytes;
+    cost.flops += c.matmul_flops + c.other_flops;
+    cost.total_s += c.total_s;
+    cost.kernels.push_back(c);
+  }
+  return cost;
+}
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  MG_CHECK(a.size() == b.size(), "spearman: samples of different sizes");
+  const size_t n = a.size();
+  if (n < 2) return 0;
+  auto ranks = [n](const std::vector<double>& v) {
+    std::vector<size_t> idx(n);
+    std::iota(idx.begin(), idx.end(), 0);
+    std::sort(idx.begin(), idx.end(), [&](size_t i, size_t j) { return v[i] < v[j]; });
+    std::vector<double> r(n);
+    for (size_t i = 0; i < n;) {
+      size_t j = i;
+      while (j + 1 < n && v[idx[j + 1]] == v[idx[i]]) ++j;
+      for (size_t q = i; q <= j; ++q) r[idx[q]] = (static_cast<double>(i + j) / 2.0) + 1.0;
+      i = j + 1;
+    }
+    return r;
+  };
+  const std::vector<double> ra = ranks(a), rb = ranks(b);
+  const double mean = (static_cast<double>(n) + 1.0) / 2.0;
+  double cov = 0, va = 0, vb = 0;
+  for (size_t i = 0; i < n; ++i) {
+    cov += (ra[i] - mean) * (rb[i] - mean);
+    va += (ra[i] - mean) * (ra[i] - mean);
+    vb += (rb[i] - mean) * (rb[i] - mean);
+  }
+  return va == 0 || vb == 0 ? 0 : cov / std::sqrt(va * vb);
+}
+
+}  // namespace mugraph::opt

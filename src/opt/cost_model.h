@@ -1,0 +1,66 @@
+// The analytical cost model (MCFuser, Zhang et al. SC'24, eq. 2-5), used to rank verified
+// candidates so that only the best few are generated and measured.
+//
+// Per graph-defined kernel with N_block blocks on a target with N_SM SMs (cores on a CPU):
+//   bytes     = sum over iterators of (the block's chunk of the input) * N_block   (eq. 2)
+//               + sum over savers of (the block's output tile) * N_block
+//             A replicated imap (phi) makes every block load the whole extent: that is where
+//             re-loads come from. A tile with fmap = phi is loop-invariant: both code
+//             generators load it once per block, so it is counted once, not R times; a tile
+//             with fmap = d is 1/R of the chunk, loaded R times, so the chunk is counted once.
+//   T_mem     = bytes / memory_bandwidth                                            (eq. 3)
+//   T_comp    = matmul FLOPs / peak(dtype of the matmul's inputs)
+//               + other FLOPs / peak_f32                                            (eq. 4)
+//   T         = (T_mem + T_comp) * (N_block + N_SM) / N_block                       (eq. 5)
+//             the occupancy slowdown: a grid of few blocks leaves SMs idle and a partial last
+//             wave; many blocks amortize it (factor -> 1).
+// Predefined kernels read their inputs and write their outputs once (vendor kernels reach full
+// occupancy, factor 1). FLOPs: 2 m n k per matmul (both terms of concat_matmul), one per
+// element of an element-wise op (exp and sqrt included: the model ranks, it does not predict
+// transcendental throughput), one per summed element, one per element per iteration of a
+// summing (phi) accumulator; data movement ops are free. A thread
+// graph is a fused loop per output over the output's shape, so each node is counted once per
+// element of every output that needs it (what both generators execute).
+// The graph's time is the sum of its kernels' (kernels run one after another).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "ir/graph.h"
+#include "target/target.h"
+
+namespace mugraph::opt {
+
+struct KernelCost {
+  int op = 0;  // index in KernelGraph::ops
+  bool graph_defined = false;
+  int64_t blocks = 1;
+  int64_t bytes = 0;        // device <-> shared memory traffic
+  double matmul_flops = 0;  // at the tensor-core / dtype peak
+  double other_flops = 0;   // at the f32 peak
+  double memory_s = 0, compute_s = 0;
+  double occupancy = 1;     // (N_block + N_SM) / N_block, 1 for predefined kernels
+  double total_s = 0;
+};
+
+struct Cost {
+  std::vector<KernelCost> kernels;
+  int64_t bytes = 0;
+  double flops = 0;
+  double total_s = 0;
+};
+
+// Precondition: `g` is a valid uGraph; `t` has positive bandwidth, peaks and SM count.
+Cost estimate(const ir::KernelGraph& g, const target::Target& t);
+
+// FLOPs of one application of `k` with the given input shapes and output shape (the counting
+// rules above). Returns {matmul FLOPs, other FLOPs}.
+std::pair<double, double> op_flops(ir::OpKind k, const std::vector<ir::Shape>& in,
+                                   const ir::Shape& out);
+
+// Spearman's rank correlation of two equally long samples (ties get their mean rank); 0 for
+// fewer than 2 points or a constant sample.
+double spearman(const std::vector<double>& a, const std::vector<double>& b);
+
+}  // namespace mugraph::opt
