@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "driver/driver.h"
+#include "driver/optimize.h"
 #include "ir/dot.h"
 #include "ir/json.h"
 #include "ir/text.h"
@@ -39,6 +40,7 @@ struct Options {
   std::string out_dir;
   bool quiet = false;
   bool no_prune = false;
+  int top_n = 8, runs = 10;
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -152,6 +154,18 @@ int cmd_expr(const Options& o) {
   return 0;
 }
 
+// The search options of `search` and `optimize` from the flags.
+search::SearchOptions search_options(const Options& o, const target::Target& t) {
+  search::SearchOptions so = o.search;
+  so.target = t;
+  so.seed = o.seed;
+  so.prune = !o.no_prune;
+  so.max_states = static_cast<uint64_t>(std::max<int64_t>(0, o.max_states));
+  so.cancel = &g_interrupted;
+  if (!o.quiet) so.progress = [](const std::string& line) { std::cerr << line << "\n"; };
+  return so;
+}
+
 // Exit: 0 a verified uGraph was found (also when the search stopped early: the summary says
 // so), 3 the search ran to its end and found none, 5 it stopped early (time budget, state
 // limit, Ctrl-C) before finding one (resume from the checkpoint), 1 bad input.
@@ -160,14 +174,8 @@ int cmd_search(Options& o) {
   if (!g.ok()) return fail(g.status());
   auto t = target::find_target(o.target);
   if (!t.ok()) return fail(t.status());
-  search::SearchOptions so = o.search;
-  so.target = *t;
-  so.seed = o.seed;
-  so.prune = !o.no_prune;
-  so.max_states = static_cast<uint64_t>(std::max<int64_t>(0, o.max_states));
-  so.cancel = &g_interrupted;
+  search::SearchOptions so = search_options(o, *t);
   if (so.checkpoint.empty() && !o.out_dir.empty()) so.checkpoint = o.out_dir + "/checkpoint.json";
-  if (!o.quiet) so.progress = [](const std::string& line) { std::cerr << line << "\n"; };
   std::signal(SIGINT, on_sigint);
   auto r = driver::superoptimize(*g, so);
   std::signal(SIGINT, SIG_DFL);
@@ -191,6 +199,47 @@ int cmd_search(Options& o) {
   return r->best ? 0 : kMismatch;
 }
 
+// Exit: 0 the report was written (the program itself may be the answer: the report says so),
+// 1 bad input or a backend error (no compiler, compile failure).
+int cmd_optimize(Options& o) {
+  auto g = load_valid(o.file, o.target);
+  if (!g.ok()) return fail(g.status());
+  auto t = target::find_target(o.target);
+  if (!t.ok()) return fail(t.status());
+  driver::OptimizeOptions oo;
+  oo.search = search_options(o, *t);
+  oo.top_n = o.top_n;
+  oo.runs = o.runs;
+  oo.seed = o.seed + 1;
+  oo.certify.seed = o.seed;
+  std::signal(SIGINT, on_sigint);
+  auto r = driver::optimize(*g, oo);
+  std::signal(SIGINT, SIG_DFL);
+  if (!r.ok()) return fail(r.status());
+  std::cout << driver::format_report(*r, *g);
+  if (!o.out_dir.empty()) {
+    if (Status s = driver::write_optimize_results(*r, *g, o.out_dir); !s.ok()) return fail(s);
+    std::cout << "written to " << o.out_dir << "\n";
+  } else {
+    std::cout << "\n" << ir::print_graph(r->chosen().graph);
+  }
+  return 0;
+}
+
+int cmd_codegen(const Options& o) {
+  auto g = load_valid(o.file, "cpu");
+  if (!g.ok()) return fail(g.status());
+  auto m = codegen::cpu::generate_cpu({{"graph", &*g}});
+  if (!m.ok()) return fail(m.status());
+  if (o.out.empty()) {
+    std::cout << m->source;
+    return 0;
+  }
+  std::ofstream f(o.out);
+  if (!(f << m->source)) return fail(error(o.out, ": cannot write"));
+  return 0;
+}
+
 int cmd_dot(const Options& o) {
   auto g = load_valid(o.file, o.target);
   if (!g.ok()) return fail(g.status());
@@ -202,6 +251,29 @@ int cmd_dot(const Options& o) {
   std::ofstream f(o.out);
   if (!(f << dot)) return fail(error(o.out, ": cannot write"));
   return 0;
+}
+
+// The search flags, shared by `search` and `optimize`.
+void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
+  c->add_option("--max-kernel-ops", o.search.max_kernel_ops, "kernel ops per uGraph (default 5)");
+  c->add_option("--max-block-ops", o.search.max_block_ops, "compute ops + accumulators per block graph (default 11)");
+  c->add_option("--max-graph-defined", o.search.max_graph_defined_ops, "graph-defined kernels per uGraph (default 1)");
+  c->add_option("--max-block-outputs", o.search.max_block_outputs, "outputs per block graph (default 2)");
+  c->add_option("--grid-sizes", o.search.grid_sizes, "sizes a grid dim may take (default 1 2 4 ... 4096)")->expected(1, 64);
+  c->add_option("--min-blocks", o.search.min_blocks, "fewest blocks per grid (default 32)");
+  c->add_option("--max-blocks", o.search.max_blocks, "most blocks per grid (default 4096)");
+  c->add_option("--max-grid-dims", o.search.max_grid_dims, "grid dims of size > 1 (default 2)");
+  c->add_option("--forloop", o.search.forloop_ranges, "for-loop ranges (default 1 4 16 64)")->expected(1, 16);
+  c->add_option("--threads", o.search.threads, "search threads (default: all cores)");
+  c->add_option("--time-budget", o.search.time_budget_s, "stop after this many seconds, keeping what was found");
+  c->add_option("--max-states", o.max_states, "stop after about this many prefixes");
+  c->add_option("--checkpoint", o.search.checkpoint, "checkpoint file (default: OUT/checkpoint.json)");
+  c->add_flag("--resume", o.search.resume, "continue a stopped search from its checkpoint");
+  c->add_option("--screen-samples", o.search.screen_samples, "output entries sampled by each screen test (default 2)");
+  c->add_flag("--no-prune", o.no_prune, "do not prune with abstract expressions (Table 5 baseline)");
+  c->add_flag("--quiet", o.quiet, "no progress lines on stderr");
+  c->add_option("--seed", o.seed, "verifier seed (default 0)");
+  c->add_option("--target", o.target, targets);
 }
 
 }  // namespace
@@ -244,26 +316,17 @@ int main(int argc, char** argv) {
   ex->add_option("--target", o.target, targets);
   auto* se = app.add_subcommand("search", "superoptimize a program: find verified uGraphs (Mirage Alg. 1)");
   se->add_option("PROGRAM", o.file, "the program (uGraph of predefined ops)")->required();
-  se->add_option("--max-kernel-ops", o.search.max_kernel_ops, "kernel ops per uGraph (default 5)");
-  se->add_option("--max-block-ops", o.search.max_block_ops, "compute ops + accumulators per block graph (default 11)");
-  se->add_option("--max-graph-defined", o.search.max_graph_defined_ops, "graph-defined kernels per uGraph (default 1)");
-  se->add_option("--max-block-outputs", o.search.max_block_outputs, "outputs per block graph (default 2)");
-  se->add_option("--grid-sizes", o.search.grid_sizes, "sizes a grid dim may take (default 1 2 4 ... 4096)")->expected(1, 64);
-  se->add_option("--min-blocks", o.search.min_blocks, "fewest blocks per grid (default 32)");
-  se->add_option("--max-blocks", o.search.max_blocks, "most blocks per grid (default 4096)");
-  se->add_option("--max-grid-dims", o.search.max_grid_dims, "grid dims of size > 1 (default 2)");
-  se->add_option("--forloop", o.search.forloop_ranges, "for-loop ranges (default 1 4 16 64)")->expected(1, 16);
-  se->add_option("--threads", o.search.threads, "search threads (default: all cores)");
-  se->add_option("--time-budget", o.search.time_budget_s, "stop after this many seconds, keeping what was found");
-  se->add_option("--max-states", o.max_states, "stop after about this many prefixes");
+  add_search_flags(se, o, targets);
   se->add_option("--out", o.out_dir, "write candidates (text + JSON), best.mu and summary.txt here");
-  se->add_option("--checkpoint", o.search.checkpoint, "checkpoint file (default: OUT/checkpoint.json)");
-  se->add_flag("--resume", o.search.resume, "continue a stopped search from its checkpoint");
-  se->add_option("--screen-samples", o.search.screen_samples, "output entries sampled by each screen test (default 2)");
-  se->add_flag("--no-prune", o.no_prune, "do not prune with abstract expressions (Table 5 baseline)");
-  se->add_flag("--quiet", o.quiet, "no progress lines on stderr");
-  se->add_option("--seed", o.seed, "verifier seed (default 0)");
-  se->add_option("--target", o.target, targets);
+  auto* op = app.add_subcommand("optimize", "search, certify, rank by the cost model, generate and measure: the best kernel graph");
+  op->add_option("PROGRAM", o.file, "the program (uGraph of predefined ops)")->required();
+  add_search_flags(op, o, targets);
+  op->add_option("--out", o.out_dir, "write best.mu/.json, best_cpu.cc, report.txt and search/ here");
+  op->add_option("--top", o.top_n, "variants measured (default 8)");
+  op->add_option("--runs", o.runs, "timed runs per variant, median reported (default 10)");
+  auto* cg = app.add_subcommand("codegen", "print the generated CPU source of a uGraph");
+  cg->add_option("FILE", o.file, "uGraph (text or JSON)")->required();
+  cg->add_option("-o,--out", o.out, "write to this file instead of stdout");
   auto* dot = app.add_subcommand("dot", "print the uGraph as Graphviz DOT");
   dot->add_option("FILE", o.file, "uGraph (text or JSON)")->required();
   dot->add_option("-o,--out", o.out, "write to this file instead of stdout");
@@ -281,6 +344,11 @@ int main(int argc, char** argv) {
     if (*ex) return cmd_expr(o);
     if (*dot) return cmd_dot(o);
     if (*se) return cmd_search(o);
+    if (*op) {
+      if (op->count("--target") == 0) o.target = "cpu";  // the target this machine can measure
+      return cmd_optimize(o);
+    }
+    if (*cg) return cmd_codegen(o);
   } catch (const std::exception& e) {
     std::cerr << "mugraph: " << e.what() << "\n";
     return kInternalError;

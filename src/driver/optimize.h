@@ -1,0 +1,72 @@
+// `mugraph optimize`: the whole pipeline as one readable list of steps.
+//
+//   1. superoptimize       search each Lax part (search/search.h), candidates ranked by the
+//                          cost model on the target (opt/cost_model.h)
+//   2. variants            whole programs: per part the better (by the model) of its best
+//                          candidate and the part as written, then every other candidate of a
+//                          part substituted alone; the top n by the model are kept
+//   3. measure             target cpu: one JIT module with the program and the n variants; each
+//                          run on the same seeded inputs, checked against the program's run
+//                          (which is checked against the float64 interpreter), timed (median)
+//   4. choose              the fastest measured variant (the model's first where nothing can be
+//                          measured); the program itself is kept when no variant beats it
+//   5. certify             the chosen variant against the program (verifier, certify mode)
+//   6. generate            the chosen variant's CPU source
+// GPU targets: no GPU here and no CUDA generator yet (issue 6), so steps 3 and 6 are skipped
+// and the report says so.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "driver/cpu_backend.h"
+#include "opt/cost_model.h"
+
+namespace mugraph::driver {
+
+struct OptimizeOptions {
+  search::SearchOptions search;  // search.target is the optimize target
+  int top_n = 8;                 // variants measured (MCFuser measures a few top candidates)
+  int runs = 10;                 // timed runs per variant after one warm-up (median reported)
+  uint64_t seed = 1;             // inputs of the measured runs
+  runtime::JitOptions jit = default_jit_options();
+  verify::VerifyOptions certify;  // mode certify
+};
+
+struct Variant {
+  std::string label;  // "program", "cand3" or "p1:cand2" (part 1's candidate 2)
+  ir::KernelGraph graph;
+  opt::Cost cost;
+  bool measured = false;
+  double seconds = 0;   // measured median
+  double max_rel = 0;   // against the program's run
+};
+
+struct OptimizeReport {
+  search::SuperoptimizeResult search;
+  target::Target target;
+  Variant program;               // the input program, as written
+  std::vector<Variant> ranked;   // top n by the model, best first
+  int best = -1;                 // index into ranked; -1 keeps the program
+  bool measured = false;         // whether step 3 ran
+  double program_max_rel = 0;    // program's CPU run against the float64 interpreter
+  double spearman = 0;           // model vs measured over `ranked`
+  verify::Verdict certified;
+  bool certify_ran = false;
+  std::string best_source;       // generated CPU source of the chosen graph (target cpu)
+  std::vector<std::string> notes;
+
+  const Variant& chosen() const { return best < 0 ? program : ranked[static_cast<size_t>(best)]; }
+};
+
+Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOptions& o);
+
+// The report text (what report.txt holds and the CLI prints).
+std::string format_report(const OptimizeReport& r, const ir::KernelGraph& program);
+
+// Writes best.mu, best.json, best_cpu.cc (target cpu), report.txt and the search results
+// (search/, as write_search_results) under `dir`.
+Status write_optimize_results(const OptimizeReport& r, const ir::KernelGraph& program,
+                              const std::string& dir);
+
+}  // namespace mugraph::driver
