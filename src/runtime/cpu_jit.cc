@@ -141,6 +141,10 @@ Result<std::unique_ptr<CpuModule>> load_cpu_module(const codegen::Module& m, con
   }
   mod->compile_seconds_ =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  // OpenMP's worker threads outlive a module: unloading the last module would unmap libgomp
+  // under them (a crash when they wake). Pin it once; modules themselves may be unloaded.
+  static void* const gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+  (void)gomp;
   mod->handle_ = dlopen(mod->path_.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (mod->handle_ == nullptr) return error("cannot load ", mod->path_, ": ", dlerror());
   for (const codegen::Module::Entry& e : m.entries) {

@@ -8,6 +8,7 @@
 #include "codegen/cpu/emit_ops.h"
 #include "driver/cpu_backend.h"
 #include "ir/text.h"
+#include "search/search.h"
 #include "test_util.h"
 
 namespace mugraph {
@@ -56,6 +57,103 @@ TEST(CpuCodegen, EveryExampleMatchesTheInterpreter) {
       EXPECT_LE(d.max_rel, driver::cpu_tolerance(graphs[i])) << files[i] << " output " << d.name;
     }
   }
+}
+
+}  // namespace
+}  // namespace mugraph
+
+namespace mugraph {
+namespace {
+
+ir::KernelGraph search_data(const std::string& name) {
+  return driver::load_graph_file(std::string(MUGRAPH_TEST_DATA_DIR) + "/search/" + name + ".mu")
+      .value();
+}
+
+// Every verified candidate the search finds for the discovery programs (the options of
+// tests/search/discovery_test.cc), compiled into one module and checked like the examples.
+void check_all_candidates(const std::string& name, search::SearchOptions o) {
+  const ir::KernelGraph program = search_data(name);
+  o.threads = 2;
+  o.target = target::local_cpu();
+  auto r = driver::superoptimize(program, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::vector<ir::KernelGraph> graphs{program};
+  for (const search::Candidate& c : r->parts[0].candidates) graphs.push_back(c.graph);
+  ASSERT_GE(graphs.size(), 2u) << name << ": the search found nothing to generate";
+  std::vector<codegen::cpu::NamedGraph> named;
+  for (size_t i = 0; i < graphs.size(); ++i) named.push_back({"c" + std::to_string(i), &graphs[i]});
+  auto m = driver::compile_cpu(named, test_jit());
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    auto diffs = driver::check_cpu(*m.value(), i, graphs[i], 11);
+    ASSERT_TRUE(diffs.ok()) << diffs.status().message();
+    for (const driver::OutputDiff& d : diffs.value())
+      EXPECT_LE(d.max_rel, driver::cpu_tolerance(graphs[i]))
+          << name << " candidate " << i << "\n" << ir::print_graph(graphs[i]);
+  }
+}
+
+search::SearchOptions single_kernel(int block_ops) {
+  search::SearchOptions o;
+  o.max_kernel_ops = 1;
+  o.grid_sizes = {1, 2};
+  o.min_blocks = 1;
+  o.forloop_ranges = {1, 4};
+  o.max_block_ops = block_ops;
+  return o;
+}
+
+TEST(CpuCodegen, EveryGatedMlpCandidate) { check_all_candidates("gated_mlp", single_kernel(6)); }
+TEST(CpuCodegen, EveryAttentionCandidate) { check_all_candidates("attention", single_kernel(8)); }
+TEST(CpuCodegen, EveryLoraCandidate) {
+  search::SearchOptions o;
+  o.max_kernel_ops = 2;
+  o.max_graph_defined_ops = 0;
+  check_all_candidates("lora", o);
+}
+TEST(CpuCodegen, EveryRmsNormCandidate) {
+  search::SearchOptions o = single_kernel(9);
+  o.grid_sizes = {2};
+  o.min_blocks = 2;
+  o.forloop_ranges = {4};
+  check_all_candidates("rms_norm_matmul", o);
+}
+
+TEST(CpuJit, MissingCompilerIsAClearError) {
+  runtime::JitOptions o = test_jit();
+  o.compiler = "/nonexistent/c++";
+  const ir::KernelGraph g = search_data("lora");
+  auto m = driver::compile_cpu({{"g", &g}}, o);
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("C++ compiler '/nonexistent/c++' not found"),
+            std::string::npos)
+      << m.status().message();
+}
+
+TEST(CpuJit, CompileErrorsNameTheSource) {
+  codegen::Module bad;
+  bad.source = "this is not C++";
+  auto m = runtime::load_cpu_module(bad, test_jit());
+  ASSERT_FALSE(m.ok());
+  EXPECT_NE(m.status().message().find("compiling generated CPU code failed"), std::string::npos);
+}
+
+TEST(CpuJit, SecondLoadIsACacheHit) {
+  const ir::KernelGraph g = search_data("lora");
+  auto a = driver::compile_cpu({{"g", &g}}, test_jit());
+  auto b = driver::compile_cpu({{"g", &g}}, test_jit());
+  ASSERT_TRUE(a.ok() && b.ok());
+  EXPECT_TRUE(b.value()->from_cache());
+  EXPECT_EQ(a.value()->path(), b.value()->path());
+  // Wrong arity is refused, not a crash.
+  EXPECT_FALSE(b.value()->run(0, {}, {}).ok());
+}
+
+TEST(CpuCodegen, FloatLiteralsRoundTrip) {
+  for (double x : {1.0 / 4096, 0.125, 1.0 / 3, 3.0, 1e-7})
+    EXPECT_EQ(std::stof(codegen::float_literal(x)), static_cast<float>(x)) << x;
+  EXPECT_EQ(codegen::identifier("9a-b"), "t_9a_b");
 }
 
 }  // namespace

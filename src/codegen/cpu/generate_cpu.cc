@@ -16,22 +16,31 @@ std::string shm(const ir::Tensor& t) { return "s_" + identifier(t.name); }
 
 const std::array<std::string, 3> kBlockVars = {"bx", "by", "bz"};
 
-// The parameter list / argument list of a kernel op's function.
+// The device tensors a kernel op's function takes, each once (an op may read one tensor twice,
+// e.g. concat_matmul(X, X, A, B)), inputs first; outputs are the writable ones.
+std::vector<std::pair<ir::TensorId, bool>> op_tensors(const ir::KernelOp& op) {
+  std::vector<std::pair<ir::TensorId, bool>> v;
+  auto add = [&](ir::TensorId id, bool out) {
+    for (const auto& [t, o] : v)
+      if (t == id) return;
+    v.emplace_back(id, out);
+  };
+  for (ir::TensorId id : op.inputs) add(id, false);
+  for (ir::TensorId id : op.outputs) add(id, true);
+  return v;
+}
+
 std::string params(const ir::KernelGraph& g, const ir::KernelOp& op) {
   std::string s;
-  for (ir::TensorId id : op.inputs)
-    s += (s.empty() ? "" : ", ") + std::string("const ") + storage_type(g.tensor(id).type.dtype) +
-         "* __restrict " + dev(g.tensor(id));
-  for (ir::TensorId id : op.outputs)
-    s += (s.empty() ? "" : ", ") + storage_type(g.tensor(id).type.dtype) + "* __restrict " +
-         dev(g.tensor(id));
+  for (const auto& [id, out] : op_tensors(op))
+    s += (s.empty() ? "" : ", ") + std::string(out ? "" : "const ") +
+         storage_type(g.tensor(id).type.dtype) + "* __restrict " + dev(g.tensor(id));
   return s;
 }
 
 std::string args(const ir::KernelGraph& g, const ir::KernelOp& op) {
   std::string s;
-  for (ir::TensorId id : op.inputs) s += (s.empty() ? "" : ", ") + dev(g.tensor(id));
-  for (ir::TensorId id : op.outputs) s += (s.empty() ? "" : ", ") + dev(g.tensor(id));
+  for (const auto& [id, out] : op_tensors(op)) s += (s.empty() ? "" : ", ") + dev(g.tensor(id));
   return s;
 }
 

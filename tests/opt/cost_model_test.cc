@@ -1,0 +1,74 @@
+// The cost model's byte and FLOP counts on hand-computed cases (the counting rules in
+// opt/cost_model.h), its time formula, and the rank correlation.
+#include <gtest/gtest.h>
+
+#include "driver/driver.h"
+#include "opt/cost_model.h"
+
+namespace mugraph {
+namespace {
+
+ir::KernelGraph example(const std::string& name) {
+  return driver::load_graph_file(std::string(MUGRAPH_EXAMPLES_DIR) + "/" + name).value();
+}
+
+TEST(CostModel, FusedRmsNormCountsByHand) {
+  // Mirage Fig. 3b: grid 128, for-loop 64; X [16,4096] and G [4096] replicated, W split by
+  // columns, Y tile [16,32]; all f16.
+  const ir::KernelGraph g = example("rms_norm_matmul.fused.mu");
+  const target::Target& t = target::h100();
+  const opt::Cost c = opt::estimate(g, t);
+  ASSERT_EQ(c.kernels.size(), 1u);
+  const opt::KernelCost& k = c.kernels[0];
+  EXPECT_EQ(k.blocks, 128);
+  const int64_t x = 16 * 4096 * 2 * 128, gb = 4096 * 2 * 128, w = 4096 * 4096 * 2,
+                y = 16 * 32 * 2 * 128;
+  EXPECT_EQ(k.bytes, x + gb + w + y);
+  // Per block and iteration (8192 of them): matmul 2*16*32*64; mul, square, sum 1024 each;
+  // accumulators 512 + 16. After the loop: 3 thread-graph ops on the [16, 32] tile.
+  EXPECT_DOUBLE_EQ(k.matmul_flops, 2.0 * 16 * 32 * 64 * 8192);
+  EXPECT_DOUBLE_EQ(k.other_flops, (3 * 1024 + 512 + 16) * 8192.0 + 3 * 512 * 128.0);
+  const double mem = static_cast<double>(k.bytes) / t.memory_bandwidth;
+  const double comp = k.matmul_flops / t.peak_flops_f16 + k.other_flops / t.peak_flops_f32;
+  EXPECT_DOUBLE_EQ(k.occupancy, (128.0 + 132.0) / 128.0);
+  EXPECT_NEAR(k.total_s, (mem + comp) * k.occupancy, 1e-15);
+  EXPECT_NEAR(c.total_s, k.total_s, 1e-15);
+}
+
+TEST(CostModel, PredefinedOpsReadInputsAndWriteOutputsOnce) {
+  const ir::KernelGraph g = example("rms_norm_matmul.mu");
+  const opt::Cost c = opt::estimate(g, target::a100());
+  ASSERT_EQ(c.kernels.size(), 7u);
+  const opt::KernelCost& mm = c.kernels.back();  // Y = matmul(xg, W)
+  EXPECT_FALSE(mm.graph_defined);
+  EXPECT_EQ(mm.bytes, (16 * 4096 + 4096 * 4096 + 16 * 4096) * 2);
+  EXPECT_DOUBLE_EQ(mm.matmul_flops, 2.0 * 16 * 4096 * 4096);
+  EXPECT_DOUBLE_EQ(mm.occupancy, 1.0);
+  const opt::KernelCost& sq = c.kernels[0];  // square(X)
+  EXPECT_EQ(sq.bytes, 2 * 16 * 4096 * 2);
+  EXPECT_DOUBLE_EQ(sq.other_flops, 16 * 4096);
+  const opt::KernelCost& ss = c.kernels[1];  // sum(sq, dim=1): one add per input element
+  EXPECT_EQ(ss.bytes, (16 * 4096 + 16) * 2);
+  EXPECT_DOUBLE_EQ(ss.other_flops, 16 * 4096);
+}
+
+TEST(CostModel, FewBlocksPayTheOccupancySlowdown) {
+  // The same kernel on a target with 4x the SMs: more idle SMs, a larger factor.
+  const ir::KernelGraph g = example("rms_norm_matmul.fused.mu");
+  target::Target big = target::h100();
+  big.sm_count *= 4;
+  EXPECT_GT(opt::estimate(g, big).kernels[0].occupancy,
+            opt::estimate(g, target::h100()).kernels[0].occupancy);
+}
+
+TEST(CostModel, SpearmanRankCorrelation) {
+  EXPECT_DOUBLE_EQ(opt::spearman({1, 2, 3, 4}, {10, 20, 30, 40}), 1.0);
+  EXPECT_DOUBLE_EQ(opt::spearman({1, 2, 3, 4}, {4, 3, 2, 1}), -1.0);
+  // Ranks (1,2,3,4) vs (2,1,4,3): d^2 = 4, rho = 1 - 6*4/(4*15) = 0.6.
+  EXPECT_NEAR(opt::spearman({1, 2, 3, 4}, {5, 1, 9, 7}), 0.6, 1e-12);
+  EXPECT_DOUBLE_EQ(opt::spearman({1}, {2}), 0.0);
+  EXPECT_DOUBLE_EQ(opt::spearman({1, 1, 1}, {1, 2, 3}), 0.0);
+}
+
+}  // namespace
+}  // namespace mugraph
