@@ -7,6 +7,8 @@
 #include <iomanip>
 #include <sstream>
 
+#include <nlohmann/json.hpp>
+
 #include "ir/json.h"
 #include "ir/text.h"
 #include "search/lax_partition.h"
@@ -202,6 +204,22 @@ Status write_optimize_results(const OptimizeReport& r, const ir::KernelGraph& pr
   MG_RETURN_IF_ERROR(write("best.json", ir::to_json(r.chosen().graph) + "\n"));
   if (!r.best_source.empty()) MG_RETURN_IF_ERROR(write("best_cpu.cc", r.best_source));
   MG_RETURN_IF_ERROR(write("report.txt", format_report(r, program)));
+  // The numbers of the report for scripts (bench/cpu).
+  nlohmann::json j;
+  j["target"] = r.target.name;
+  j["search_seconds"] = r.search.seconds;
+  j["search_stop"] = std::string(search::stop_reason_name(r.search.stop_reason));
+  j["measured"] = r.measured;
+  j["chosen"] = r.chosen().label;
+  j["program"] = {{"model_s", r.program.cost.total_s}, {"measured_s", r.program.seconds},
+                  {"max_rel", r.program_max_rel}};
+  for (const Variant& v : r.ranked)
+    j["variants"].push_back({{"label", v.label}, {"kernels", v.graph.ops.size()},
+                             {"model_s", v.cost.total_s}, {"measured_s", v.seconds},
+                             {"measured", v.measured}, {"max_rel", v.max_rel}});
+  j["spearman"] = r.spearman;
+  j["certified"] = r.certify_ran ? std::string(verify::verdict_name(r.certified.kind)) : "";
+  MG_RETURN_IF_ERROR(write("report.json", j.dump(2) + "\n"));
   return write_search_results(r.search, program, (fs::path(dir) / "search").string()).status();
 }
 

@@ -4,7 +4,7 @@
 //                           graphs (enumerate.h) in parallel tasks, screen every complete
 //                           graph with the verifier, fuse element-wise chains into thread
 //                           graphs (fuse_threads.h), drop structural duplicates
-//                           (canonical.h), rank by device traffic.
+//                           (canonical.h), rank by the cost model (opt/cost_model.h).
 //   superoptimize(program)  cut into maximal Lax parts (lax_partition.h), search_lax each,
 //                           stitch the best of each back together, certify the whole.
 //
@@ -43,7 +43,7 @@ Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
                                           const SearchOptions& options);
 
 // The summary table: one row per candidate (rank, kernel ops, block graphs, block ops,
-// device traffic, screen verdict) and the stats.
+// device traffic, model time, screen verdict) and the stats.
 std::string summary_table(const SearchResult& r);
 
 }  // namespace mugraph::search
