@@ -87,15 +87,22 @@ class BlockEmitter {
   const ir::Tensor& tensor(ir::TensorId t) const { return bg_.tensors[static_cast<size_t>(t)]; }
   Operand local(ir::TensorId t) const { return local_operand(shm(tensor(t)), tensor(t).type.shape); }
 
+  // Where this block's chunk of a device tensor of shape `s` starts, per dim, for an imap or
+  // omap: grid dim g mapped to data dim d starts at b_g * (s[d] / grid[g]).
+  std::vector<std::string> block_offsets(const ir::DimMap& map, const ir::Shape& s) const {
+    std::vector<std::string> off(static_cast<size_t>(s.rank), "0");
+    for (int gd = 0; gd < 3; ++gd)
+      if (map[gd] != ir::kReplica)
+        off[static_cast<size_t>(map[gd])] =
+            mul_expr(kBlockVars[static_cast<size_t>(gd)], s[map[gd]] / bg_.grid[gd]);
+    return off;
+  }
+
   void emit_iterator(const ir::BlockNode& n) {
     const ir::TensorId src = op_.inputs[static_cast<size_t>(n.input_index)];
     const Operand d = device_operand(dev(g_.tensor(src)), g_.tensor(src).type);
     const ir::Shape& tile = tensor(n.outputs[0]).type.shape;
-    std::vector<std::string> off(static_cast<size_t>(tile.rank), "0");
-    for (int gd = 0; gd < 3; ++gd)
-      if (n.imap[gd] != ir::kReplica)
-        off[static_cast<size_t>(n.imap[gd])] =
-            mul_expr(kBlockVars[static_cast<size_t>(gd)], d.shape[n.imap[gd]] / bg_.grid[gd]);
+    std::vector<std::string> off = block_offsets(n.imap, d.shape);
     if (n.fmap != ir::kReplica)
       off[static_cast<size_t>(n.fmap)] =
           add_expr(off[static_cast<size_t>(n.fmap)], mul_expr("it", tile[n.fmap]));
@@ -180,11 +187,7 @@ class BlockEmitter {
     const ir::TensorId dst = op_.outputs[static_cast<size_t>(index)];
     const Operand d = device_operand(dev(g_.tensor(dst)), g_.tensor(dst).type);
     const ir::Shape& tile = tensor(n.inputs[0]).type.shape;
-    std::vector<std::string> off(static_cast<size_t>(tile.rank), "0");
-    for (int gd = 0; gd < 3; ++gd)
-      if (n.omap[gd] != ir::kReplica)
-        off[static_cast<size_t>(n.omap[gd])] =
-            mul_expr(kBlockVars[static_cast<size_t>(gd)], tile[n.omap[gd]]);
+    const std::vector<std::string> off = block_offsets(n.omap, d.shape);
     w_.line("// output_saver(" + tensor(n.inputs[0]).name + ", omap=" + n.omap.to_string() +
             ") -> " + g_.tensor(dst).name);
     emit_copy(w_, local(n.inputs[0]), sub_view(d, tile, off), false);
