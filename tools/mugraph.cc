@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "driver/driver.h"
+#include "codegen/cuda/generate_cuda.h"
 #include "driver/optimize.h"
 #include "ir/dot.h"
 #include "ir/json.h"
@@ -227,9 +228,13 @@ int cmd_optimize(Options& o) {
 }
 
 int cmd_codegen(const Options& o) {
-  auto g = load_valid(o.file, "cpu");
+  auto t = target::find_target(o.target);
+  if (!t.ok()) return fail(t.status());
+  auto g = load_valid(o.file, o.target);
   if (!g.ok()) return fail(g.status());
-  auto m = codegen::cpu::generate_cpu({{"graph", &*g}});
+  auto m = t->kind == target::Kind::kCpu
+               ? codegen::cpu::generate_cpu({{"graph", &*g}})
+               : codegen::cuda::generate_cuda({{"graph", &*g}}, codegen::cuda::options_for(*t));
   if (!m.ok()) return fail(m.status());
   if (o.out.empty()) {
     std::cout << m->source;
@@ -324,8 +329,9 @@ int main(int argc, char** argv) {
   op->add_option("--out", o.out_dir, "write best.mu/.json, best_cpu.cc, report.txt and search/ here");
   op->add_option("--top", o.top_n, "variants measured (default 8)");
   op->add_option("--runs", o.runs, "timed runs per variant, median reported (default 10)");
-  auto* cg = app.add_subcommand("codegen", "print the generated CPU source of a uGraph");
+  auto* cg = app.add_subcommand("codegen", "print the generated source of a uGraph: C++ for cpu, CUDA for a GPU target");
   cg->add_option("FILE", o.file, "uGraph (text or JSON)")->required();
+  cg->add_option("--target", o.target, "cpu (default; C++) or a100, h100, h200 (CUDA)");
   cg->add_option("-o,--out", o.out, "write to this file instead of stdout");
   auto* dot = app.add_subcommand("dot", "print the uGraph as Graphviz DOT");
   dot->add_option("FILE", o.file, "uGraph (text or JSON)")->required();
@@ -348,7 +354,10 @@ int main(int argc, char** argv) {
       if (op->count("--target") == 0) o.target = "cpu";  // the target this machine can measure
       return cmd_optimize(o);
     }
-    if (*cg) return cmd_codegen(o);
+    if (*cg) {
+      if (cg->count("--target") == 0) o.target = "cpu";
+      return cmd_codegen(o);
+    }
   } catch (const std::exception& e) {
     std::cerr << "mugraph: " << e.what() << "\n";
     return kInternalError;

@@ -3,6 +3,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <set>
 
 namespace mugraph::codegen {
 
@@ -10,6 +11,19 @@ void Writer::line(std::string_view text) {
   out_.append(static_cast<size_t>(2 * indent_), ' ');
   out_ += text;
   out_ += '\n';
+}
+
+void Writer::text(std::string_view lines) {
+  while (!lines.empty()) {
+    const size_t nl = lines.find('\n');
+    const std::string_view l = lines.substr(0, nl);
+    if (l.empty())
+      blank();
+    else
+      line(l);
+    if (nl == std::string_view::npos) break;
+    lines.remove_prefix(nl + 1);
+  }
 }
 
 void Writer::open(std::string_view head) {
@@ -111,6 +125,78 @@ std::string storage_type(ir::DType t) {
     case ir::DType::kF32: return "float";
   }
   return "float";
+}
+
+std::vector<std::string> block_offsets(const ir::DimMap& map, const ir::Shape& s,
+                                       const ir::Dim3& grid) {
+  static const std::array<std::string, 3> kVars = {"bx", "by", "bz"};
+  std::vector<std::string> off(static_cast<size_t>(s.rank), "0");
+  for (int gd = 0; gd < 3; ++gd)
+    if (map[gd] != ir::kReplica)
+      off[static_cast<size_t>(map[gd])] =
+          mul_expr(kVars[static_cast<size_t>(gd)], s[map[gd]] / grid[gd]);
+  return off;
+}
+
+ThreadOutput thread_output(const ir::ThreadGraph& tg, size_t output, const ScalarFn& scalar) {
+  const ir::TensorId target = tg.outputs[output];
+  // The ancestors of the output: one fused expression computes exactly these.
+  std::set<ir::TensorId> need{target};
+  for (auto it = tg.nodes.rbegin(); it != tg.nodes.rend(); ++it)
+    if (need.count(it->output) != 0) need.insert(it->inputs.begin(), it->inputs.end());
+  ThreadOutput out;
+  for (size_t i = 0; i < tg.inputs.size(); ++i)
+    if (need.count(tg.inputs[i]) != 0) out.inputs.push_back(i);
+  out.value = [&tg, need, target, used = out.inputs, scalar](const std::vector<std::string>& x) {
+    std::vector<std::string> val(tg.tensors.size());
+    for (size_t i = 0; i < used.size(); ++i) val[static_cast<size_t>(tg.inputs[used[i]])] = x[i];
+    for (const ir::ThreadGraph::Node& n : tg.nodes) {
+      if (need.count(n.output) == 0) continue;
+      std::vector<std::string> a;
+      for (ir::TensorId t : n.inputs) a.push_back(val[static_cast<size_t>(t)]);
+      val[static_cast<size_t>(n.output)] = scalar(n.op, n.attrs, a);
+    }
+    return val[static_cast<size_t>(target)];
+  };
+  return out;
+}
+
+EntryBinding bind_entry(const ir::KernelGraph& g) {
+  EntryBinding b;
+  b.tensors.resize(g.tensors.size());
+  std::vector<bool> bound(g.tensors.size(), false);
+  auto bind = [&](ir::TensorId id, EntryBinding::From from, int64_t index) {
+    b.tensors[static_cast<size_t>(id)] = {from, index};
+    bound[static_cast<size_t>(id)] = true;
+  };
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    bind(g.inputs[i], EntryBinding::From::kInput, static_cast<int64_t>(i));
+  for (size_t i = 0; i < g.outputs.size(); ++i) {
+    if (bound[static_cast<size_t>(g.outputs[i])]) {
+      b.copied_outputs.push_back(i);
+      continue;
+    }
+    bind(g.outputs[i], EntryBinding::From::kOutput, static_cast<int64_t>(i));
+  }
+  for (const ir::KernelOp& op : g.ops)
+    for (ir::TensorId id : op.outputs) {
+      if (bound[static_cast<size_t>(id)]) continue;
+      bind(id, EntryBinding::From::kWorkspace, b.workspace_bytes);
+      b.workspace_bytes += (g.tensor(id).type.bytes() + 255) / 256 * 256;
+    }
+  return b;
+}
+
+std::vector<std::pair<ir::TensorId, bool>> op_tensors(const ir::KernelOp& op) {
+  std::vector<std::pair<ir::TensorId, bool>> v;
+  auto add = [&](ir::TensorId id, bool out) {
+    for (const auto& [t, o] : v)
+      if (t == id) return;
+    v.emplace_back(id, out);
+  };
+  for (ir::TensorId id : op.inputs) add(id, false);
+  for (ir::TensorId id : op.outputs) add(id, true);
+  return v;
 }
 
 }  // namespace mugraph::codegen

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,8 @@ class Writer {
   void open(std::string_view head);
   void close(std::string_view tail = "}");
   void blank() { out_ += '\n'; }
+  // Each line of a multi-line text at the current indentation (empty lines stay empty).
+  void text(std::string_view lines);
   const std::string& str() const { return out_; }
 
  private:
@@ -66,8 +69,51 @@ std::string identifier(std::string_view name);
 // The C++ spelling of a storage type in the device library ("float", "mg::f16", "mg::bf16").
 std::string storage_type(ir::DType t);
 
-// Generated source plus what the runtime needs to call it: one entry point per graph, with
-// signature void(void* const* inputs, void* const* outputs, char* workspace).
+// Where a block's chunk of a device tensor of shape `s` starts, per dim, for an imap or omap:
+// grid dim g mapped to data dim d starts at b_g * (s[d] / grid[g]), with b_x, b_y, b_z named
+// "bx", "by", "bz" in generated code.
+std::vector<std::string> block_offsets(const ir::DimMap& map, const ir::Shape& s,
+                                       const ir::Dim3& grid);
+
+// One output of a thread graph as a single expression: `inputs` are the positions (in
+// tg.inputs) it depends on, and value(x) composes the chain given their expressions x (in that
+// order), each node through `scalar` (a backend's element-wise table).
+using ScalarFn = std::function<std::string(ir::OpKind, const ir::OpAttrs&,
+                                           const std::vector<std::string>&)>;
+struct ThreadOutput {
+  std::vector<size_t> inputs;
+  std::function<std::string(const std::vector<std::string>&)> value;
+};
+ThreadOutput thread_output(const ir::ThreadGraph& tg, size_t output, const ScalarFn& scalar);
+
+// How an entry binds the device tensors of a kernel graph: each tensor comes from an input
+// slot, an output slot, or the workspace at a 256-byte aligned offset; an output that is also
+// an input, or appears twice, is copied into its slot at the end.
+struct EntryBinding {
+  enum class From { kInput, kOutput, kWorkspace };
+  struct Source {
+    From from = From::kWorkspace;
+    int64_t index = 0;  // slot, or workspace byte offset
+  };
+  std::vector<Source> tensors;         // per device tensor
+  std::vector<size_t> copied_outputs;  // output slots filled by a copy at the end
+  int64_t workspace_bytes = 0;
+};
+EntryBinding bind_entry(const ir::KernelGraph& g);
+
+// The device tensors a kernel op touches, each once (an op may read one tensor twice, e.g.
+// concat_matmul(X, X, A, B)), inputs first; `second` is true for outputs.
+std::vector<std::pair<ir::TensorId, bool>> op_tensors(const ir::KernelOp& op);
+
+// A graph to generate under a name; the name becomes the entry symbol
+// "mg_entry_<identifier(name)>" and must be unique per module.
+struct NamedGraph {
+  std::string name;
+  const ir::KernelGraph* graph = nullptr;
+};
+
+// Generated source plus what the runtime needs to call it: one entry point per graph (the
+// signature is the backend's: see generate_cpu.h, generate_cuda.h).
 struct Module {
   struct Entry {
     std::string symbol;

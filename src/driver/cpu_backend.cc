@@ -24,9 +24,9 @@ runtime::JitOptions default_jit_options() {
 }
 
 Result<std::unique_ptr<runtime::CpuModule>> compile_cpu(
-    const std::vector<codegen::cpu::NamedGraph>& graphs, const runtime::JitOptions& jit) {
+    const std::vector<codegen::NamedGraph>& graphs, const runtime::JitOptions& jit) {
   const target::Target cpu = target::local_cpu();
-  for (const codegen::cpu::NamedGraph& ng : graphs) {
+  for (const codegen::NamedGraph& ng : graphs) {
     // The CPU's "shared memory" (L2) bounds nothing here: a block's buffers are ordinary
     // memory; only the structural validity matters.
     target::Target roomy = cpu;

@@ -21,7 +21,7 @@ runtime::JitOptions default_jit_options();
 
 // Validates every graph against the CPU target, generates one module and loads it.
 Result<std::unique_ptr<runtime::CpuModule>> compile_cpu(
-    const std::vector<codegen::cpu::NamedGraph>& graphs, const runtime::JitOptions& jit);
+    const std::vector<codegen::NamedGraph>& graphs, const runtime::JitOptions& jit);
 
 // A graph's device buffers: inputs uniform in [-1, 1) from `seed` (as `mugraph run`), rounded to
 // their storage types; outputs poisoned with NaN.

@@ -66,7 +66,7 @@ std::vector<Variant> make_variants(const ir::KernelGraph& program,
 
 // Step 3: compile the program and the variants into one module, check and time each.
 Status measure(OptimizeReport& r, const OptimizeOptions& o) {
-  std::vector<codegen::cpu::NamedGraph> named{{"program", &r.program.graph}};
+  std::vector<codegen::NamedGraph> named{{"program", &r.program.graph}};
   for (size_t i = 0; i < r.ranked.size(); ++i)
     named.push_back({"v" + std::to_string(i), &r.ranked[i].graph});
   MG_ASSIGN_OR_RETURN(auto mod, compile_cpu(named, o.jit));
@@ -145,7 +145,7 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
     r.notes.push_back("no variant beats the program as written; it is kept");
   }
   if (r.target.kind == target::Kind::kCpu) {
-    const codegen::cpu::NamedGraph ng{"best", &r.chosen().graph};
+    const codegen::NamedGraph ng{"best", &r.chosen().graph};
     MG_ASSIGN_OR_RETURN(codegen::Module m, codegen::cpu::generate_cpu({ng}));
     r.best_source = m.source;
   }

@@ -12,54 +12,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "support/hash.h"
+#include "runtime/compile_cache.h"
 
 namespace mugraph::runtime {
-namespace fs = std::filesystem;
 
 // Defined in the CMake-generated source that embeds runtime/cpu/mugraph_cpu.h.
 extern const char* const kCpuLibraryText;
-
-namespace {
-
-// Single-quotes `s` for /bin/sh.
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-// Runs a shell command; returns its exit status and its combined output.
-std::pair<int, std::string> shell(const std::string& cmd) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return {-1, "popen failed"};
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
-
-std::string hex(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
-}
-
-std::string tail(const std::string& s, size_t n) {
-  return s.size() <= n ? s : "..." + s.substr(s.size() - n);
-}
-
-Status write_file(const fs::path& p, const std::string& text) {
-  std::ofstream f(p);
-  f << text;
-  f.close();
-  if (!f) return error("cannot write ", p.string());
-  return {};
-}
-
-}  // namespace
 
 const std::string& cpu_library_source() {
   static const std::string s(kCpuLibraryText);
@@ -100,47 +58,21 @@ Result<double> CpuModule::time(size_t index, const std::vector<const void*>& in,
 }
 
 Result<std::unique_ptr<CpuModule>> load_cpu_module(const codegen::Module& m, const JitOptions& o) {
-  if (o.cache_dir.empty()) return error("CPU JIT: no cache directory given");
-  const auto [vrc, version] = shell(quote(o.compiler) + " --version");
-  if (vrc != 0)
-    return error("C++ compiler '", o.compiler, "' not found or not working (the CPU backend ",
-                 "compiles generated kernels with it; on Debian: apt-get install g++): ",
-                 tail(version, 300));
-  std::string flags;
-  for (const std::string& f : o.flags) flags += " " + quote(f);
-  const std::string first_line = version.substr(0, version.find('\n'));
-  const uint64_t lib_hash = fnv1a64(cpu_library_source());
-  const uint64_t key = fnv1a64(flags, fnv1a64(first_line, fnv1a64(m.source, lib_hash)));
-  std::error_code ec;
-  const fs::path dir(o.cache_dir), inc = dir / ("include-" + hex(lib_hash));
-  fs::create_directories(inc, ec);
-  if (ec) return error("cannot create cache directory ", inc.string(), ": ", ec.message());
-
+  CompileRequest req;
+  req.what = "C++";
+  req.compiler = o.compiler;
+  req.install_hint = "the CPU backend compiles generated kernels with it; on Debian: apt-get install g++";
+  req.flags = o.flags;
+  req.headers = {{"mugraph_cpu.h", cpu_library_source()}};
+  req.source = m.source;
+  req.extension = ".cc";
+  req.cache_dir = o.cache_dir;
+  MG_ASSIGN_OR_RETURN(const Compiled c, compile_cached(req));
   std::unique_ptr<CpuModule> mod(new CpuModule());
   mod->module_ = m;
-  mod->path_ = (dir / (hex(key) + ".so")).string();
-  const auto t0 = std::chrono::steady_clock::now();
-  if (fs::exists(mod->path_)) {
-    mod->from_cache_ = true;
-  } else {
-    const fs::path src = dir / (hex(key) + ".cc");
-    const fs::path header = inc / "mugraph_cpu.h";
-    if (!fs::exists(header)) {
-      const fs::path tmp = inc / ("mugraph_cpu.h.tmp" + std::to_string(getpid()));
-      if (Status s = write_file(tmp, cpu_library_source()); !s.ok()) return s;
-      fs::rename(tmp, header, ec);
-    }
-    if (Status s = write_file(src, m.source); !s.ok()) return s;
-    const std::string tmp = mod->path_ + ".tmp" + std::to_string(getpid());
-    const auto [rc, log] = shell(quote(o.compiler) + flags + " -I" + quote(inc.string()) + " " +
-                                 quote(src.string()) + " -o " + quote(tmp));
-    if (rc != 0)
-      return error("compiling generated CPU code failed (", src.string(), "):\n", tail(log, 2000));
-    fs::rename(tmp, mod->path_, ec);
-    if (ec) return error("cannot move ", tmp, " into the cache: ", ec.message());
-  }
-  mod->compile_seconds_ =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  mod->path_ = c.path;
+  mod->from_cache_ = c.from_cache;
+  mod->compile_seconds_ = c.seconds;
   // OpenMP's worker threads outlive a module: unloading the last module would unmap libgomp
   // under them (a crash when they wake). Pin it once; modules themselves may be unloaded.
   static void* const gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);

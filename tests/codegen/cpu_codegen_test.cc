@@ -34,7 +34,7 @@ TEST(CpuCodegen, EveryExampleMatchesTheInterpreter) {
   const auto files = example_files();
   ASSERT_GE(files.size(), 11u);
   std::vector<ir::KernelGraph> graphs;
-  std::vector<codegen::cpu::NamedGraph> named;
+  std::vector<codegen::NamedGraph> named;
   for (const std::string& f : files) graphs.push_back(driver::load_graph_file(f).value());
   for (size_t i = 0; i < files.size(); ++i)
     named.push_back({fs::path(files[i]).stem().string(), &graphs[i]});
@@ -81,7 +81,7 @@ void check_all_candidates(const std::string& name, search::SearchOptions o) {
   std::vector<ir::KernelGraph> graphs{program};
   for (const search::Candidate& c : r->parts[0].candidates) graphs.push_back(c.graph);
   ASSERT_GE(graphs.size(), 2u) << name << ": the search found nothing to generate";
-  std::vector<codegen::cpu::NamedGraph> named;
+  std::vector<codegen::NamedGraph> named;
   for (size_t i = 0; i < graphs.size(); ++i) named.push_back({"c" + std::to_string(i), &graphs[i]});
   auto m = driver::compile_cpu(named, test_jit());
   ASSERT_TRUE(m.ok()) << m.status().message();
@@ -136,7 +136,7 @@ TEST(CpuJit, CompileErrorsNameTheSource) {
   bad.source = "this is not C++";
   auto m = runtime::load_cpu_module(bad, test_jit());
   ASSERT_FALSE(m.ok());
-  EXPECT_NE(m.status().message().find("compiling generated CPU code failed"), std::string::npos);
+  EXPECT_NE(m.status().message().find("compiling generated C++ code failed"), std::string::npos);
 }
 
 TEST(CpuJit, SecondLoadIsACacheHit) {

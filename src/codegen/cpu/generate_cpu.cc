@@ -14,22 +14,6 @@ using ir::BlockNodeKind;
 std::string dev(const ir::Tensor& t) { return "d_" + identifier(t.name); }
 std::string shm(const ir::Tensor& t) { return "s_" + identifier(t.name); }
 
-const std::array<std::string, 3> kBlockVars = {"bx", "by", "bz"};
-
-// The device tensors a kernel op's function takes, each once (an op may read one tensor twice,
-// e.g. concat_matmul(X, X, A, B)), inputs first; outputs are the writable ones.
-std::vector<std::pair<ir::TensorId, bool>> op_tensors(const ir::KernelOp& op) {
-  std::vector<std::pair<ir::TensorId, bool>> v;
-  auto add = [&](ir::TensorId id, bool out) {
-    for (const auto& [t, o] : v)
-      if (t == id) return;
-    v.emplace_back(id, out);
-  };
-  for (ir::TensorId id : op.inputs) add(id, false);
-  for (ir::TensorId id : op.outputs) add(id, true);
-  return v;
-}
-
 std::string params(const ir::KernelGraph& g, const ir::KernelOp& op) {
   std::string s;
   for (const auto& [id, out] : op_tensors(op))
@@ -87,15 +71,8 @@ class BlockEmitter {
   const ir::Tensor& tensor(ir::TensorId t) const { return bg_.tensors[static_cast<size_t>(t)]; }
   Operand local(ir::TensorId t) const { return local_operand(shm(tensor(t)), tensor(t).type.shape); }
 
-  // Where this block's chunk of a device tensor of shape `s` starts, per dim, for an imap or
-  // omap: grid dim g mapped to data dim d starts at b_g * (s[d] / grid[g]).
   std::vector<std::string> block_offsets(const ir::DimMap& map, const ir::Shape& s) const {
-    std::vector<std::string> off(static_cast<size_t>(s.rank), "0");
-    for (int gd = 0; gd < 3; ++gd)
-      if (map[gd] != ir::kReplica)
-        off[static_cast<size_t>(map[gd])] =
-            mul_expr(kBlockVars[static_cast<size_t>(gd)], s[map[gd]] / bg_.grid[gd]);
-    return off;
+    return codegen::block_offsets(map, s, bg_.grid);
   }
 
   void emit_iterator(const ir::BlockNode& n) {
@@ -151,36 +128,12 @@ class BlockEmitter {
   void emit_thread_graph(const ir::BlockNode& n) {
     const ir::ThreadGraph& tg = *n.thread;
     for (size_t o = 0; o < tg.outputs.size(); ++o) {
-      const ir::TensorId target = tg.outputs[o];
-      const std::set<ir::TensorId> need = ancestors(tg, target);
+      const ThreadOutput chain = thread_output(tg, o, scalar_expr);
       std::vector<Operand> in;
-      std::vector<ir::TensorId> used;
-      for (size_t i = 0; i < tg.inputs.size(); ++i)
-        if (need.count(tg.inputs[i]) != 0) {
-          in.push_back(local(n.inputs[i]));
-          used.push_back(tg.inputs[i]);
-        }
+      for (size_t i : chain.inputs) in.push_back(local(n.inputs[i]));
       w_.line("// " + tensor(n.outputs[o]).name + " = thread graph (fused in registers)");
-      emit_map(w_, local(n.outputs[o]), in, false, [&](const std::vector<std::string>& x) {
-        std::vector<std::string> val(tg.tensors.size());
-        for (size_t i = 0; i < used.size(); ++i) val[static_cast<size_t>(used[i])] = x[i];
-        std::string expr;
-        for (const ir::ThreadGraph::Node& tn : tg.nodes) {
-          if (need.count(tn.output) == 0) continue;
-          std::vector<std::string> a;
-          for (ir::TensorId t : tn.inputs) a.push_back(val[static_cast<size_t>(t)]);
-          val[static_cast<size_t>(tn.output)] = scalar_expr(tn.op, tn.attrs, a);
-        }
-        return val[static_cast<size_t>(target)];
-      });
+      emit_map(w_, local(n.outputs[o]), in, false, chain.value);
     }
-  }
-
-  static std::set<ir::TensorId> ancestors(const ir::ThreadGraph& tg, ir::TensorId t) {
-    std::set<ir::TensorId> s{t};
-    for (auto it = tg.nodes.rbegin(); it != tg.nodes.rend(); ++it)
-      if (s.count(it->output) != 0) s.insert(it->inputs.begin(), it->inputs.end());
-    return s;
   }
 
   void emit_saver(const ir::BlockNode& n, int index) {
@@ -245,36 +198,26 @@ void emit_predefined(Writer& w, const ir::KernelGraph& g, const ir::KernelOp& op
 // The entry: binds inputs, outputs and workspace tensors to pointers, calls the ops in order,
 // copies outputs that are inputs or repeated.
 Module::Entry emit_entry(Writer& w, const ir::KernelGraph& g, const std::string& name) {
-  Module::Entry e{"mg_entry_" + name, 0, static_cast<int>(g.inputs.size()),
+  const EntryBinding b = bind_entry(g);
+  Module::Entry e{"mg_entry_" + name, b.workspace_bytes, static_cast<int>(g.inputs.size()),
                   static_cast<int>(g.outputs.size())};
-  std::vector<bool> bound(g.tensors.size(), false);
   w.open("extern \"C\" void " + e.symbol + "(void* const* in, void* const* out, char* ws)");
   w.line("(void)ws;");
-  auto bind = [&](ir::TensorId id, const std::string& from, bool is_const) {
-    const ir::Tensor& t = g.tensor(id);
+  for (size_t id = 0; id < g.tensors.size(); ++id) {
+    const ir::Tensor& t = g.tensors[id];
+    const EntryBinding::Source& src = b.tensors[id];
+    const bool is_const = src.from == EntryBinding::From::kInput;
     const std::string ty = (is_const ? "const " : "") + storage_type(t.type.dtype) + "*";
+    const std::string from = src.from == EntryBinding::From::kInput
+                                 ? "in[" + std::to_string(src.index) + "]"
+                             : src.from == EntryBinding::From::kOutput
+                                 ? "out[" + std::to_string(src.index) + "]"
+                                 : "static_cast<void*>(ws + " + std::to_string(src.index) + ")";
     w.line(ty + " const " + dev(t) + " = static_cast<" + ty + ">(" + from + ");");
-    bound[static_cast<size_t>(id)] = true;
-  };
-  for (size_t i = 0; i < g.inputs.size(); ++i)
-    bind(g.inputs[i], "in[" + std::to_string(i) + "]", true);
-  std::vector<size_t> copies;  // outputs that need a copy at the end
-  for (size_t i = 0; i < g.outputs.size(); ++i) {
-    if (bound[static_cast<size_t>(g.outputs[i])]) {
-      copies.push_back(i);
-      continue;
-    }
-    bind(g.outputs[i], "out[" + std::to_string(i) + "]", false);
   }
-  for (const ir::KernelOp& op : g.ops)
-    for (ir::TensorId id : op.outputs) {
-      if (bound[static_cast<size_t>(id)]) continue;
-      bind(id, "static_cast<void*>(ws + " + std::to_string(e.workspace_bytes) + ")", false);
-      e.workspace_bytes += (g.tensor(id).type.bytes() + 63) / 64 * 64;  // 64-byte aligned
-    }
   for (size_t k = 0; k < g.ops.size(); ++k)
     w.line(name + "_op" + std::to_string(k) + "(" + args(g, g.ops[k]) + ");");
-  for (size_t i : copies) {
+  for (size_t i : b.copied_outputs) {
     const ir::Tensor& t = g.tensor(g.outputs[i]);
     const std::string ty = storage_type(t.type.dtype) + "*";
     w.line(ty + " const out" + std::to_string(i) + " = static_cast<" + ty + ">(out[" +

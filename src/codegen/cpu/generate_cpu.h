@@ -22,12 +22,9 @@
 
 namespace mugraph::codegen::cpu {
 
-struct NamedGraph {
-  std::string name;  // becomes the entry symbol "mg_entry_<identifier(name)>"; unique per module
-  const ir::KernelGraph* graph = nullptr;
-};
-
-// One module with an entry per graph. Precondition: every graph is valid (ir validator); the
+// One module with an entry per graph, each
+//   extern "C" void mg_entry_<name>(void* const* inputs, void* const* outputs, char* workspace)
+// Precondition: every graph is valid (ir validator); the
 // error cases are names that collide after identifier() and graphs without outputs.
 Result<Module> generate_cpu(const std::vector<NamedGraph>& graphs);
 

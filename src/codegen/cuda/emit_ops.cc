@@ -1,0 +1,267 @@
+#include "codegen/cuda/emit_ops.h"
+
+namespace mugraph::codegen::cuda {
+namespace {
+
+std::string load(const Operand& o, const std::vector<std::string>& idx) {
+  return "mg::ld(" + o.ptr + "[" + element(o, idx) + "])";
+}
+
+std::string store(const Operand& o, const std::vector<std::string>& idx, const std::string& v) {
+  return o.ptr + "[" + element(o, idx) + "] = mg::st<" + storage_type(o.dtype) + ">(" + v + ");";
+}
+
+// Opens a loop over the `count` elements of `shape` distributed per `loop`, and declares the
+// per-dim indices i0..i{r-1} (row-major decomposition of the linear index e, constants folded
+// by the compiler). Returns the index names; close with w.close().
+std::vector<std::string> open_elements(Writer& w, const ir::Shape& shape, Loop loop) {
+  const int64_t n = shape.numel();
+  if (loop == Loop::kBlock) {
+    w.open("for (int e = threadIdx.x; e < " + std::to_string(n) + "; e += blockDim.x)");
+  } else {
+    w.open("for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < " +
+           std::to_string(n) + "; e += int64_t(gridDim.x) * blockDim.x)");
+  }
+  const std::string ty = loop == Loop::kBlock ? "int" : "int64_t";
+  std::vector<std::string> idx;
+  int64_t inner = 1;
+  std::vector<int64_t> stride(static_cast<size_t>(shape.rank));
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    stride[static_cast<size_t>(d)] = inner;
+    inner *= shape[d];
+  }
+  for (int d = 0; d < shape.rank; ++d) {
+    if (shape[d] == 1) {  // a size-1 dim has index 0: no variable
+      idx.push_back("0");
+      continue;
+    }
+    const std::string v = "i" + std::to_string(d);
+    std::string e = "e";
+    if (stride[static_cast<size_t>(d)] != 1) e = "(" + e + " / " + std::to_string(stride[static_cast<size_t>(d)]) + ")";
+    if (inner / stride[static_cast<size_t>(d)] != shape[d]) e = "(" + e + " % " + std::to_string(shape[d]) + ")";
+    w.line("const " + ty + " " + v + " = " + e + ";");
+    idx.push_back(v);
+  }
+  return idx;
+}
+
+// sum(dim, group): out[.., o, ..] = sum_{g < group} in[.., o*group + g, ..]. Inside a block,
+// a reduction along the input's stride-1 dim runs one warp per output (lanes read consecutive
+// elements, then a shuffle reduction); otherwise one thread per output.
+void emit_sum(Writer& w, const ir::OpAttrs& a, const Operand& in, const Operand& out, Loop loop) {
+  const size_t dim = static_cast<size_t>(a.dim);
+  const std::string grp = std::to_string(a.group);
+  if (loop == Loop::kBlock && in.strides[dim] == 1 && a.group >= 32) {
+    const int64_t n = out.shape.numel();
+    w.open("for (int o = threadIdx.x / 32; o < " + std::to_string(n) + "; o += blockDim.x / 32)");
+    // Decompose the output index like open_elements, with `o` as the linear index.
+    std::vector<std::string> idx;
+    int64_t inner = 1;
+    std::vector<int64_t> stride(static_cast<size_t>(out.shape.rank));
+    for (int d = out.shape.rank - 1; d >= 0; --d) {
+      stride[static_cast<size_t>(d)] = inner;
+      inner *= out.shape[d];
+    }
+    for (int d = 0; d < out.shape.rank; ++d) {
+      if (out.shape[d] == 1) {
+        idx.push_back("0");
+        continue;
+      }
+      const std::string v = "o" + std::to_string(d);
+      w.line("const int " + v + " = (o / " + std::to_string(stride[static_cast<size_t>(d)]) +
+             ") % " + std::to_string(out.shape[d]) + ";");
+      idx.push_back(v);
+    }
+    std::vector<std::string> src = idx;
+    src[dim] = add_expr(mul_expr(idx[dim], a.group), "g");
+    w.line("float acc = 0.f;");
+    w.line("for (int g = threadIdx.x % 32; g < " + grp + "; g += 32) acc += " + load(in, src) + ";");
+    w.line("acc = mg::warp_sum(acc);");
+    w.line("if (threadIdx.x % 32 == 0) " + store(out, idx, "acc"));
+    w.close();
+    return;
+  }
+  const std::vector<std::string> idx = open_elements(w, out.shape, loop);
+  std::vector<std::string> src = idx;
+  src[dim] = add_expr(mul_expr(idx[dim], a.group), "g");
+  w.line("float acc = 0.f;");
+  w.line("for (int g = 0; g < " + grp + "; ++g) acc += " + load(in, src) + ";");
+  w.line(store(out, idx, "acc"));
+  w.close();
+}
+
+// A block-level matmul (and concat_matmul's two terms) on shared-memory tiles: one
+// mg::matmul_tile call per batch element; the output is an f32 tile.
+void emit_block_matmul(Writer& w, const std::vector<Operand>& in, const Operand& out) {
+  MG_CHECK(out.dtype == ir::DType::kF32, "block matmul output must be an f32 tile");
+  const bool concat = in.size() == 4;
+  const int r = out.shape.rank;
+  const int64_t m = out.shape[r - 2], n = out.shape[r - 1];
+  ir::Shape batch;
+  batch.rank = r - 2;
+  for (int d = 0; d < batch.rank; ++d) batch[d] = out.shape[d];
+  std::vector<std::string> vars;
+  for (int d = 0; d < batch.rank; ++d) {
+    vars.push_back("b" + std::to_string(d));
+    w.open("for (int " + vars.back() + " = 0; " + vars.back() + " < " + std::to_string(batch[d]) +
+           "; ++" + vars.back() + ")");
+  }
+  auto mat = [&](const Operand& o, bool is_const) {
+    Operand lead = o;
+    lead.shape.rank = o.shape.rank - 2;
+    std::vector<std::string> idx =
+        batch.rank == 0 ? std::vector<std::string>{} : broadcast_index(lead, batch, vars);
+    idx.push_back("0");
+    idx.push_back("0");
+    const int orank = o.shape.rank;
+    const std::string ty = (is_const ? "const " : "") + storage_type(o.dtype);
+    return "mg::Mat<" + ty + ">{" + o.ptr + " + " + element(o, idx) + ", " +
+           std::to_string(o.strides[static_cast<size_t>(orank - 2)]) + ", " +
+           std::to_string(o.strides[static_cast<size_t>(orank - 1)]) + "}";
+  };
+  auto call = [&](const Operand& x, const Operand& y, bool acc) {
+    const int64_t k = x.shape[x.shape.rank - 1];
+    w.line("mg::matmul_tile(" + std::to_string(m) + ", " + std::to_string(n) + ", " +
+           std::to_string(k) + ", " + mat(x, true) + ", " + mat(y, true) + ", " + mat(out, false) +
+           ", " + (acc ? "true" : "false") + ");");
+  };
+  call(in[0], concat ? in[2] : in[1], false);
+  if (concat) {
+    // The two terms may take different forms (tensor cores vs SIMT), which own different
+    // output elements per thread: the second must see the first's writes.
+    w.line("__syncthreads();");
+    call(in[1], in[3], true);
+  }
+  for (int d = 0; d < batch.rank; ++d) w.close();
+}
+
+// A kernel-level matmul without cuBLAS: one thread per output element, an f32 dot product
+// (both terms of concat_matmul) over the shared dim; operands broadcast over the batch dims.
+void emit_grid_matmul(Writer& w, const std::vector<Operand>& in, const Operand& out) {
+  const int r = out.shape.rank;
+  const std::vector<std::string> idx = open_elements(w, out.shape, Loop::kGrid);
+  auto operand_index = [&](const Operand& o, const std::string& row, const std::string& col) {
+    Operand lead = o;
+    lead.shape.rank = o.shape.rank - 2;
+    ir::Shape batch;
+    batch.rank = r - 2;
+    for (int d = 0; d < batch.rank; ++d) batch[d] = out.shape[d];
+    std::vector<std::string> bidx(idx.begin(), idx.begin() + (r - 2));
+    std::vector<std::string> i =
+        batch.rank == 0 ? std::vector<std::string>{} : broadcast_index(lead, batch, bidx);
+    i.push_back(row);
+    i.push_back(col);
+    return i;
+  };
+  const std::string row = idx[static_cast<size_t>(r - 2)], col = idx[static_cast<size_t>(r - 1)];
+  w.line("float acc = 0.f;");
+  const bool concat = in.size() == 4;
+  for (int term = 0; term < (concat ? 2 : 1); ++term) {
+    const Operand& x = concat ? in[static_cast<size_t>(term)] : in[0];
+    const Operand& y = concat ? in[static_cast<size_t>(term + 2)] : in[1];
+    const int64_t k = x.shape[x.shape.rank - 1];
+    w.line("for (int64_t q = 0; q < " + std::to_string(k) + "; ++q) acc += " +
+           load(x, operand_index(x, row, "q")) + " * " + load(y, operand_index(y, "q", col)) + ";");
+  }
+  w.line(store(out, idx, "acc"));
+  w.close();
+}
+
+// reshape: the same elements in row-major order: each output element's row-major position is
+// decomposed into the input's index.
+void emit_reshape(Writer& w, const Operand& in, const Operand& out, Loop loop) {
+  const std::vector<std::string> idx = open_elements(w, out.shape, loop);
+  const auto rm_out = ir::row_major(out.shape).strides, rm_in = ir::row_major(in.shape).strides;
+  std::string flat = "0";
+  for (int d = 0; d < out.shape.rank; ++d)
+    flat = add_expr(flat, mul_expr(idx[static_cast<size_t>(d)], rm_out[static_cast<size_t>(d)]));
+  w.line(std::string(loop == Loop::kBlock ? "const int" : "const int64_t") + " f = " + flat + ";");
+  std::vector<std::string> src;
+  for (int d = 0; d < in.shape.rank; ++d)
+    src.push_back("((f / " + std::to_string(rm_in[static_cast<size_t>(d)]) + ") % " +
+                  std::to_string(in.shape[d]) + ")");
+  w.line(store(out, idx, load(in, src)));
+  w.close();
+}
+
+}  // namespace
+
+std::string scalar_expr(ir::OpKind k, const ir::OpAttrs& a, const std::vector<std::string>& x) {
+  MG_CHECK(static_cast<int>(x.size()) == ir::op_info(k).arity, "arity of " << ir::op_name(k));
+  switch (k) {
+    case ir::OpKind::kExp: return "expf(" + x[0] + ")";
+    case ir::OpKind::kSquare: return "(" + x[0] + " * " + x[0] + ")";
+    case ir::OpKind::kSqrt: return "sqrtf(" + x[0] + ")";
+    case ir::OpKind::kSilu: return "(" + x[0] + " / (1.f + expf(-" + x[0] + ")))";
+    case ir::OpKind::kRelu: return "fmaxf(" + x[0] + ", 0.f)";
+    case ir::OpKind::kGelu:
+      return "(0.5f * " + x[0] + " * (1.f + erff(" + x[0] + " * 0.70710678118654752f)))";
+    case ir::OpKind::kNeg: return "(-" + x[0] + ")";
+    case ir::OpKind::kReciprocal: return "(1.f / " + x[0] + ")";
+    case ir::OpKind::kScale: return "(" + x[0] + " * " + float_literal(a.factor.to_double()) + ")";
+    case ir::OpKind::kAdd: return "(" + x[0] + " + " + x[1] + ")";
+    case ir::OpKind::kSub: return "(" + x[0] + " - " + x[1] + ")";
+    case ir::OpKind::kMul: return "(" + x[0] + " * " + x[1] + ")";
+    case ir::OpKind::kDiv: return "(" + x[0] + " / " + x[1] + ")";
+    case ir::OpKind::kMatmul:
+    case ir::OpKind::kConcatMatmul:
+    case ir::OpKind::kSum:
+    case ir::OpKind::kRepeat:
+    case ir::OpKind::kReshape:
+    case ir::OpKind::kConcat: break;
+  }
+  MG_CHECK(false, ir::op_name(k) << " is not element-wise");
+  return "";
+}
+
+void emit_map(Writer& w, const Operand& out, const std::vector<Operand>& in, Loop loop,
+              const std::function<std::string(const std::vector<std::string>&)>& value) {
+  const std::vector<std::string> idx = open_elements(w, out.shape, loop);
+  std::vector<std::string> loads;
+  for (const Operand& o : in) loads.push_back(load(o, broadcast_index(o, out.shape, idx)));
+  w.line(store(out, idx, value(loads)));
+  w.close();
+}
+
+void emit_copy(Writer& w, const Operand& in, const Operand& out, Loop loop) {
+  emit_map(w, out, {in}, loop, [](const std::vector<std::string>& x) { return x[0]; });
+}
+
+void emit_op(Writer& w, ir::OpKind k, const ir::OpAttrs& a, const std::vector<Operand>& in,
+             const Operand& out, Loop loop) {
+  switch (ir::op_info(k).cls) {
+    case ir::OpClass::kUnary:
+    case ir::OpClass::kBinary:
+      emit_map(w, out, in, loop,
+               [&](const std::vector<std::string>& x) { return scalar_expr(k, a, x); });
+      return;
+    case ir::OpClass::kMatmul:
+    case ir::OpClass::kConcatMatmul:
+      if (loop == Loop::kGrid)
+        emit_grid_matmul(w, in, out);
+      else
+        emit_block_matmul(w, in, out);
+      return;
+    case ir::OpClass::kSum: emit_sum(w, a, in[0], out, loop); return;
+    case ir::OpClass::kRepeat: {
+      const std::vector<std::string> idx = open_elements(w, out.shape, loop);
+      std::vector<std::string> src = idx;
+      src[static_cast<size_t>(a.dim)] = "(" + idx[static_cast<size_t>(a.dim)] + " % " +
+                                        std::to_string(in[0].shape[a.dim]) + ")";
+      w.line(store(out, idx, load(in[0], src)));
+      w.close();
+      return;
+    }
+    case ir::OpClass::kReshape: emit_reshape(w, in[0], out, loop); return;
+    case ir::OpClass::kConcat: {
+      std::vector<std::string> off(static_cast<size_t>(out.shape.rank), "0");
+      emit_copy(w, in[0], sub_view(out, in[0].shape, off), loop);
+      off[static_cast<size_t>(a.dim)] = std::to_string(in[0].shape[a.dim]);
+      emit_copy(w, in[1], sub_view(out, in[1].shape, off), loop);
+      return;
+    }
+  }
+  MG_CHECK(false, "bad op class");
+}
+
+}  // namespace mugraph::codegen::cuda

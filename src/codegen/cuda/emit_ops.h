@@ -1,0 +1,39 @@
+// The CUDA per-op emit table: device code for one operator over Operands (codegen/emitter.h).
+// scalar_expr is the element-wise table (one case per op row, no default); emit_op dispatches on
+// the op class. Values are f32 in registers; loads and stores convert through mg::ld / mg::st
+// of the device library (runtime/device), so any operand may be f16/bf16 storage.
+//
+// Work distribution (`Loop`): inside a block graph the block's threads share the elements of a
+// tile (threadIdx.x, stride blockDim.x) and the caller separates dependent ops with barriers;
+// for a kernel-level (predefined) op the whole grid shares the elements (grid-stride loop).
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "codegen/emitter.h"
+
+namespace mugraph::codegen::cuda {
+
+enum class Loop { kBlock, kGrid };
+
+// The f32 CUDA expression of element-wise op `k` on f32 expressions `args` (its arity).
+std::string scalar_expr(ir::OpKind k, const ir::OpAttrs& a, const std::vector<std::string>& args);
+
+// out = value(loads) at every element of out.shape, loads[i] being in[i] at that index
+// (broadcast).
+void emit_map(Writer& w, const Operand& out, const std::vector<Operand>& in, Loop loop,
+              const std::function<std::string(const std::vector<std::string>&)>& value);
+
+// out = in, converting storage and broadcasting.
+void emit_copy(Writer& w, const Operand& in, const Operand& out, Loop loop);
+
+// out = op(in) for any operator of the table. Preconditions: shapes as ir::infer_type gives;
+// `out` does not overlap an input. Block-level matmuls write f32 outputs through
+// mg::matmul_tile; grid-level ones are a plain dot product per output element (the generator
+// prefers cuBLAS where it applies).
+void emit_op(Writer& w, ir::OpKind k, const ir::OpAttrs& a, const std::vector<Operand>& in,
+             const Operand& out, Loop loop);
+
+}  // namespace mugraph::codegen::cuda

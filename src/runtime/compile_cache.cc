@@ -1,0 +1,110 @@
+#include "runtime/compile_cache.h"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "support/hash.h"
+
+namespace mugraph::runtime {
+namespace fs = std::filesystem;
+namespace {
+
+// Single-quotes `s` for /bin/sh.
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs a shell command; returns its exit status and its combined output.
+std::pair<int, std::string> shell(const std::string& cmd) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return {-1, "popen failed"};
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
+  const int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+std::string hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+std::string tail(const std::string& s, size_t n) {
+  return s.size() <= n ? s : "..." + s.substr(s.size() - n);
+}
+
+Status write_file(const fs::path& p, const std::string& text) {
+  std::ofstream f(p);
+  f << text;
+  f.close();
+  if (!f) return error("cannot write ", p.string());
+  return {};
+}
+
+// Writes `text` to `p` unless it is there, through a temporary name.
+Status write_once(const fs::path& p, const std::string& text) {
+  if (fs::exists(p)) return {};
+  const fs::path tmp = p.string() + ".tmp" + std::to_string(getpid());
+  MG_RETURN_IF_ERROR(write_file(tmp, text));
+  std::error_code ec;
+  fs::rename(tmp, p, ec);
+  if (ec) return error("cannot move ", tmp.string(), " to ", p.string(), ": ", ec.message());
+  return {};
+}
+
+}  // namespace
+
+Result<Compiled> compile_cached(const CompileRequest& r) {
+  if (r.cache_dir.empty()) return error(r.what, " JIT: no cache directory given");
+  const auto [vrc, version] = shell(quote(r.compiler) + " --version");
+  if (vrc != 0)
+    return error(r.what, " compiler '", r.compiler, "' not found or not working (",
+                 r.install_hint, "): ", tail(version, 300));
+  std::string flags, link;
+  for (const std::string& f : r.flags) flags += " " + quote(f);
+  for (const std::string& f : r.link_flags) link += " " + quote(f);
+  // The version's last non-empty line names the release for both g++ and nvcc.
+  std::string v = version;
+  while (!v.empty() && v.back() == '\n') v.pop_back();
+  const std::string version_line = v.substr(v.find_last_of('\n') + 1);
+  uint64_t lib_hash = fnv1a64("headers");
+  for (const auto& [name, text] : r.headers) lib_hash = fnv1a64(text, fnv1a64(name, lib_hash));
+  const uint64_t key =
+      fnv1a64(link, fnv1a64(flags, fnv1a64(version_line, fnv1a64(r.source, lib_hash))));
+  std::error_code ec;
+  const fs::path dir(r.cache_dir), inc = dir / ("include-" + hex(lib_hash));
+  fs::create_directories(inc, ec);
+  if (ec) return error("cannot create cache directory ", inc.string(), ": ", ec.message());
+  Compiled c;
+  c.path = (dir / (hex(key) + ".so")).string();
+  if (fs::exists(c.path)) {
+    c.from_cache = true;
+    return c;
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const auto& [name, text] : r.headers) MG_RETURN_IF_ERROR(write_once(inc / name, text));
+  const fs::path src = dir / (hex(key) + r.extension);
+  MG_RETURN_IF_ERROR(write_file(src, r.source));
+  const std::string tmp = c.path + ".tmp" + std::to_string(getpid());
+  const auto [rc, log] = shell(quote(r.compiler) + flags + " -I" + quote(inc.string()) + " " +
+                               quote(src.string()) + " -o " + quote(tmp) + link);
+  if (rc != 0)
+    return error("compiling generated ", r.what, " code failed (", src.string(), "):\n",
+                 tail(log, 2000));
+  fs::rename(tmp, c.path, ec);
+  if (ec) return error("cannot move ", tmp, " into the cache: ", ec.message());
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return c;
+}
+
+}  // namespace mugraph::runtime
