@@ -12,7 +12,7 @@
 #include <iostream>
 
 #include "driver/driver.h"
-#include "codegen/cuda/generate_cuda.h"
+#include "driver/cuda_backend.h"
 #include "driver/optimize.h"
 #include "ir/dot.h"
 #include "ir/json.h"
@@ -232,9 +232,8 @@ int cmd_codegen(const Options& o) {
   if (!t.ok()) return fail(t.status());
   auto g = load_valid(o.file, o.target);
   if (!g.ok()) return fail(g.status());
-  auto m = t->kind == target::Kind::kCpu
-               ? codegen::cpu::generate_cpu({{"graph", &*g}})
-               : codegen::cuda::generate_cuda({{"graph", &*g}}, codegen::cuda::options_for(*t));
+  auto m = t->kind == target::Kind::kCpu ? codegen::cpu::generate_cpu({{"graph", &*g}})
+                                         : driver::generate_cuda({{"graph", &*g}}, *t);
   if (!m.ok()) return fail(m.status());
   if (o.out.empty()) {
     std::cout << m->source;

@@ -8,13 +8,14 @@
 
 namespace mugraph::driver {
 
-std::string default_cache_dir() {
-  if (const char* d = std::getenv("MUGRAPH_CACHE_DIR"); d != nullptr && *d != '\0') return d;
+std::string default_cache_dir(const std::string& backend) {
+  if (const char* d = std::getenv("MUGRAPH_CACHE_DIR"); d != nullptr && *d != '\0')
+    return std::string(d) + "/" + backend;
   if (const char* x = std::getenv("XDG_CACHE_HOME"); x != nullptr && *x != '\0')
-    return std::string(x) + "/mugraph/cpu";
+    return std::string(x) + "/mugraph/" + backend;
   if (const char* h = std::getenv("HOME"); h != nullptr && *h != '\0')
-    return std::string(h) + "/.cache/mugraph/cpu";
-  return "/tmp/mugraph-cache/cpu";
+    return std::string(h) + "/.cache/mugraph/" + backend;
+  return "/tmp/mugraph-cache/" + backend;
 }
 
 runtime::JitOptions default_jit_options() {
@@ -78,13 +79,11 @@ double cpu_tolerance(const ir::KernelGraph& g) {
   return bf16 ? 5e-2 : f16 ? 1e-2 : 1e-4;
 }
 
-Result<std::vector<OutputDiff>> check_cpu(runtime::CpuModule& m, size_t index,
-                                          const ir::KernelGraph& g, uint64_t seed) {
-  MG_RETURN_IF_ERROR(check_interpretable(g));
-  CpuBuffers b = make_buffers(g, seed);
-  MG_RETURN_IF_ERROR(m.run(index, b.in(), b.out()));
+Result<std::vector<OutputDiff>> diff_against_interpreter(const ir::KernelGraph& g,
+                                                         const std::vector<runtime::Buffer>& inputs,
+                                                         const std::vector<runtime::Buffer>& outputs) {
   verify::Tensors<double> ref_in;
-  for (const runtime::Buffer& in : b.inputs) {
+  for (const runtime::Buffer& in : inputs) {
     verify::HostTensor<double> t;
     t.shape = in.type().shape;
     const std::vector<float> v = in.values();
@@ -94,11 +93,19 @@ Result<std::vector<OutputDiff>> check_cpu(runtime::CpuModule& m, size_t index,
   MG_ASSIGN_OR_RETURN(auto ref, verify::interpret(g, ref_in));
   std::vector<OutputDiff> diffs;
   for (size_t i = 0; i < ref.size(); ++i) {
-    const std::vector<float> got = b.outputs[i].values();
+    const std::vector<float> got = outputs[i].values();
     diffs.push_back(diff_values(g.tensor(g.outputs[i]).name, ref[i].data,
                                 std::vector<double>(got.begin(), got.end())));
   }
   return diffs;
+}
+
+Result<std::vector<OutputDiff>> check_cpu(runtime::CpuModule& m, size_t index,
+                                          const ir::KernelGraph& g, uint64_t seed) {
+  MG_RETURN_IF_ERROR(check_interpretable(g));
+  CpuBuffers b = make_buffers(g, seed);
+  MG_RETURN_IF_ERROR(m.run(index, b.in(), b.out()));
+  return diff_against_interpreter(g, b.inputs, b.outputs);
 }
 
 }  // namespace mugraph::driver

@@ -13,10 +13,10 @@
 
 namespace mugraph::driver {
 
-// Where compiled kernels are cached: $MUGRAPH_CACHE_DIR, else $XDG_CACHE_HOME/mugraph/cpu, else
-// $HOME/.cache/mugraph/cpu, else /tmp/mugraph-cache/cpu. (Read here, in the driver, and passed
-// down as data.)
-std::string default_cache_dir();
+// Where compiled kernels are cached: <root>/<backend> ("cpu", "cuda") with root
+// $MUGRAPH_CACHE_DIR, else $XDG_CACHE_HOME/mugraph, else $HOME/.cache/mugraph, else
+// /tmp/mugraph-cache. (Read here, in the driver, and passed down as data.)
+std::string default_cache_dir(const std::string& backend = "cpu");
 runtime::JitOptions default_jit_options();
 
 // Validates every graph against the CPU target, generates one module and loads it.
@@ -37,8 +37,14 @@ CpuBuffers make_buffers(const ir::KernelGraph& g, uint64_t seed);
 // plus f32 summation order): f32 1e-4, f16 1e-2, bf16 5e-2.
 double cpu_tolerance(const ir::KernelGraph& g);
 
+// Compares every output of a run of `g` on `inputs` with the float64 interpreter run on the same
+// (rounded) inputs.
+Result<std::vector<OutputDiff>> diff_against_interpreter(const ir::KernelGraph& g,
+                                                         const std::vector<runtime::Buffer>& inputs,
+                                                         const std::vector<runtime::Buffer>& outputs);
+
 // Runs entry `index` (which computes `g`) on make_buffers(g, seed) and compares every output
-// with the float64 interpreter run on the same (rounded) inputs.
+// with the float64 interpreter (diff_against_interpreter).
 Result<std::vector<OutputDiff>> check_cpu(runtime::CpuModule& m, size_t index,
                                           const ir::KernelGraph& g, uint64_t seed);
 

@@ -16,6 +16,8 @@ class Buffer {
   const ir::TensorType& type() const { return type_; }
   void* data() { return data_.get(); }
   const void* data() const { return data_.get(); }
+  // Bytes of storage (1 + the layout's largest offset, in elements, times the element size).
+  size_t bytes() const { return static_cast<size_t>(elements_ * ir::dtype_bytes(type_.dtype)); }
 
   // Stores `values` (row-major logical order, numel of them), rounding to the storage type
   // (nearest, ties to even: what verify/arith.h's round_to_storage does).

@@ -9,6 +9,7 @@
 #include "driver/cpu_backend.h"
 #include "ir/text.h"
 #include "search/search.h"
+#include "codegen/candidates.h"
 #include "test_util.h"
 
 namespace mugraph {
@@ -65,21 +66,11 @@ TEST(CpuCodegen, EveryExampleMatchesTheInterpreter) {
 namespace mugraph {
 namespace {
 
-ir::KernelGraph search_data(const std::string& name) {
-  return driver::load_graph_file(std::string(MUGRAPH_TEST_DATA_DIR) + "/search/" + name + ".mu")
-      .value();
-}
-
-// Every verified candidate the search finds for the discovery programs (the options of
-// tests/search/discovery_test.cc), compiled into one module and checked like the examples.
-void check_all_candidates(const std::string& name, search::SearchOptions o) {
-  const ir::KernelGraph program = search_data(name);
-  o.threads = 2;
-  o.target = target::local_cpu();
-  auto r = driver::superoptimize(program, o);
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  std::vector<ir::KernelGraph> graphs{program};
-  for (const search::Candidate& c : r->parts[0].candidates) graphs.push_back(c.graph);
+// Every verified candidate the search finds for a discovery program, compiled into one module
+// and checked like the examples.
+void check_all_candidates(const std::string& name) {
+  const std::vector<ir::KernelGraph> graphs = testing::program_and_candidates(
+      name, testing::discovery_options(name), target::local_cpu());
   ASSERT_GE(graphs.size(), 2u) << name << ": the search found nothing to generate";
   std::vector<codegen::NamedGraph> named;
   for (size_t i = 0; i < graphs.size(); ++i) named.push_back({"c" + std::to_string(i), &graphs[i]});
@@ -94,36 +85,15 @@ void check_all_candidates(const std::string& name, search::SearchOptions o) {
   }
 }
 
-search::SearchOptions single_kernel(int block_ops) {
-  search::SearchOptions o;
-  o.max_kernel_ops = 1;
-  o.grid_sizes = {1, 2};
-  o.min_blocks = 1;
-  o.forloop_ranges = {1, 4};
-  o.max_block_ops = block_ops;
-  return o;
-}
-
-TEST(CpuCodegen, EveryGatedMlpCandidate) { check_all_candidates("gated_mlp", single_kernel(6)); }
-TEST(CpuCodegen, EveryAttentionCandidate) { check_all_candidates("attention", single_kernel(8)); }
-TEST(CpuCodegen, EveryLoraCandidate) {
-  search::SearchOptions o;
-  o.max_kernel_ops = 2;
-  o.max_graph_defined_ops = 0;
-  check_all_candidates("lora", o);
-}
-TEST(CpuCodegen, EveryRmsNormCandidate) {
-  search::SearchOptions o = single_kernel(9);
-  o.grid_sizes = {2};
-  o.min_blocks = 2;
-  o.forloop_ranges = {4};
-  check_all_candidates("rms_norm_matmul", o);
-}
+TEST(CpuCodegen, EveryGatedMlpCandidate) { check_all_candidates("gated_mlp"); }
+TEST(CpuCodegen, EveryAttentionCandidate) { check_all_candidates("attention"); }
+TEST(CpuCodegen, EveryLoraCandidate) { check_all_candidates("lora"); }
+TEST(CpuCodegen, EveryRmsNormCandidate) { check_all_candidates("rms_norm_matmul"); }
 
 TEST(CpuJit, MissingCompilerIsAClearError) {
   runtime::JitOptions o = test_jit();
   o.compiler = "/nonexistent/c++";
-  const ir::KernelGraph g = search_data("lora");
+  const ir::KernelGraph g = testing::search_data("lora");
   auto m = driver::compile_cpu({{"g", &g}}, o);
   ASSERT_FALSE(m.ok());
   EXPECT_NE(m.status().message().find("C++ compiler '/nonexistent/c++' not found"),
@@ -140,7 +110,7 @@ TEST(CpuJit, CompileErrorsNameTheSource) {
 }
 
 TEST(CpuJit, SecondLoadIsACacheHit) {
-  const ir::KernelGraph g = search_data("lora");
+  const ir::KernelGraph g = testing::search_data("lora");
   auto a = driver::compile_cpu({{"g", &g}}, test_jit());
   auto b = driver::compile_cpu({{"g", &g}}, test_jit());
   ASSERT_TRUE(a.ok() && b.ok());

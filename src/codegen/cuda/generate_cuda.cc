@@ -134,7 +134,7 @@ class BlockKernel {
       for (const ir::BlockNode& n : streaming_iterators()) {
         const auto t = static_cast<size_t>(n.outputs[0]);
         emit_iterator(w, n, "(it + 1)",
-                      buffer_name(t) + " + ((it + 1) & 1) * " + std::to_string(copy_elems(t)));
+                      "(" + buffer_name(t) + " + ((it + 1) & 1) * " + std::to_string(copy_elems(t)) + ")");
       }
       w.close();
       w.line("mg::cp_async_commit();");

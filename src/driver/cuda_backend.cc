@@ -1,0 +1,81 @@
+#include "driver/cuda_backend.h"
+
+namespace mugraph::driver {
+
+runtime::CudaJitOptions default_cuda_jit_options() {
+  runtime::CudaJitOptions o;
+  o.cache_dir = default_cache_dir("cuda");
+  return o;
+}
+
+Result<codegen::Module> generate_cuda(const std::vector<codegen::NamedGraph>& graphs,
+                                      const target::Target& t) {
+  if (t.kind != target::Kind::kGpu)
+    return error("CUDA code generation needs a GPU target (a100, h100, h200), not '", t.name, "'");
+  for (const codegen::NamedGraph& ng : graphs)
+    if (Status s = validate(*ng.graph, t); !s.ok())
+      return error("graph '", ng.name, "': ", s.message());
+  return codegen::cuda::generate_cuda(graphs, codegen::cuda::options_for(t));
+}
+
+Result<std::string> compile_cuda(const std::vector<codegen::NamedGraph>& graphs,
+                                 const target::Target& t, const runtime::CudaJitOptions& jit) {
+  MG_ASSIGN_OR_RETURN(const codegen::Module m, generate_cuda(graphs, t));
+  return runtime::compile_cuda(m, jit);
+}
+
+Result<std::unique_ptr<runtime::CudaModule>> load_cuda(
+    const std::vector<codegen::NamedGraph>& graphs, const target::Target& t,
+    const runtime::CudaJitOptions& jit, std::shared_ptr<runtime::CudaDevice> device) {
+  MG_ASSIGN_OR_RETURN(const codegen::Module m, generate_cuda(graphs, t));
+  return runtime::load_cuda_module(m, jit, std::move(device));
+}
+
+std::vector<const void*> GpuBuffers::in() const {
+  std::vector<const void*> v;
+  for (const runtime::DeviceBuffer& b : inputs) v.push_back(b.data());
+  return v;
+}
+
+std::vector<void*> GpuBuffers::out() const {
+  std::vector<void*> v;
+  for (const runtime::DeviceBuffer& b : outputs) v.push_back(b.data());
+  return v;
+}
+
+Status GpuBuffers::download(runtime::CudaDevice& dev) {
+  for (size_t i = 0; i < outputs.size(); ++i)
+    MG_RETURN_IF_ERROR(dev.download(host.outputs[i].data(), outputs[i].ptr(), host.outputs[i].bytes()));
+  return {};
+}
+
+Result<GpuBuffers> make_gpu_buffers(const ir::KernelGraph& g, uint64_t seed,
+                                    std::shared_ptr<runtime::CudaDevice> dev) {
+  GpuBuffers b;
+  b.host = make_buffers(g, seed);
+  for (const runtime::Buffer& h : b.host.inputs) {
+    MG_ASSIGN_OR_RETURN(runtime::DeviceBuffer d, runtime::DeviceBuffer::make(dev, h.bytes()));
+    MG_RETURN_IF_ERROR(dev->upload(d.ptr(), h.data(), h.bytes()));
+    b.inputs.push_back(std::move(d));
+  }
+  for (const runtime::Buffer& h : b.host.outputs) {
+    MG_ASSIGN_OR_RETURN(runtime::DeviceBuffer d, runtime::DeviceBuffer::make(dev, h.bytes()));
+    MG_RETURN_IF_ERROR(dev->fill_bytes(d.ptr(), 0xFF, h.bytes()));
+    b.outputs.push_back(std::move(d));
+  }
+  return b;
+}
+
+double gpu_tolerance(const ir::KernelGraph& g) { return std::max(cpu_tolerance(g), 1e-3); }
+
+Result<std::vector<OutputDiff>> check_gpu(runtime::CudaModule& m, size_t index,
+                                          const ir::KernelGraph& g, uint64_t seed,
+                                          std::shared_ptr<runtime::CudaDevice> dev) {
+  MG_RETURN_IF_ERROR(check_interpretable(g));
+  MG_ASSIGN_OR_RETURN(GpuBuffers b, make_gpu_buffers(g, seed, dev));
+  MG_RETURN_IF_ERROR(m.run(index, b.in(), b.out()));
+  MG_RETURN_IF_ERROR(b.download(*dev));
+  return diff_against_interpreter(g, b.host.inputs, b.host.outputs);
+}
+
+}  // namespace mugraph::driver

@@ -1,0 +1,99 @@
+#include "runtime/cuda_jit.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "runtime/compile_cache.h"
+
+namespace mugraph::runtime {
+
+// Defined in the CMake-generated source that embeds runtime/device/*.cuh.
+extern const char* const kDeviceArchText;
+extern const char* const kDeviceTileText;
+extern const char* const kDeviceTopText;
+
+const std::vector<std::pair<std::string, std::string>>& device_library_files() {
+  static const std::vector<std::pair<std::string, std::string>> files = {
+      {"mg_arch.cuh", kDeviceArchText},
+      {"mg_tile.cuh", kDeviceTileText},
+      {"mugraph_device.cuh", kDeviceTopText}};
+  return files;
+}
+
+Result<std::string> compile_cuda(const codegen::Module& m, const CudaJitOptions& o) {
+  if (o.archs.empty()) return error("CUDA JIT: no architecture to compile for");
+  CompileRequest req;
+  req.what = "CUDA";
+  req.compiler = o.nvcc;
+  req.install_hint =
+      "generated kernels are compiled with nvcc from the CUDA toolkit, expected at "
+      "/usr/local/cuda";
+  req.flags = o.flags;
+  std::vector<int> archs = o.archs;
+  std::sort(archs.begin(), archs.end());
+  archs.erase(std::unique(archs.begin(), archs.end()), archs.end());
+  for (int a : archs) {
+    req.flags.push_back("-gencode");
+    req.flags.push_back("arch=compute_" + std::to_string(a) + ",code=sm_" + std::to_string(a));
+  }
+  // cuBLAS is found next to nvcc (<toolkit>/lib64) at load time too.
+  const std::string lib = std::filesystem::path(o.nvcc).parent_path().parent_path() / "lib64";
+  req.link_flags = {"-L" + lib, "-Xlinker", "-rpath," + lib, "-lcublas"};
+  req.headers = device_library_files();
+  req.source = m.source;
+  req.extension = ".cu";
+  req.cache_dir = o.cache_dir;
+  MG_ASSIGN_OR_RETURN(const Compiled c, compile_cached(req));
+  return c.path;
+}
+
+CudaModule::~CudaModule() {
+  workspaces_.clear();
+  if (handle_ != nullptr) dlclose(handle_);
+}
+
+Status CudaModule::run(size_t index, const std::vector<const void*>& in,
+                       const std::vector<void*>& out) {
+  if (index >= fns_.size()) return error("module has no entry #", index);
+  const codegen::Module::Entry& e = module_.entries[index];
+  if (static_cast<int>(in.size()) != e.num_inputs || static_cast<int>(out.size()) != e.num_outputs)
+    return error(e.symbol, " takes ", e.num_inputs, " inputs and ", e.num_outputs, " outputs, ",
+                 in.size(), " and ", out.size(), " given");
+  const int rc = fns_[index](const_cast<void* const*>(in.data()), out.data(),
+                             workspaces_[index].data(), device_->stream());
+  if (rc != 0) return error(e.symbol, ": ", error_string_(rc), " (code ", rc, ")");
+  return {};
+}
+
+Result<double> CudaModule::time(size_t index, const std::vector<const void*>& in,
+                                const std::vector<void*>& out, int runs, bool use_graph) {
+  return device_->time([&] { return run(index, in, out); }, runs, 20, use_graph);
+}
+
+Result<std::unique_ptr<CudaModule>> load_cuda_module(const codegen::Module& m,
+                                                     const CudaJitOptions& o,
+                                                     std::shared_ptr<CudaDevice> device) {
+  CudaJitOptions with_device = o;
+  with_device.archs.push_back(device->sm_arch());
+  MG_ASSIGN_OR_RETURN(const std::string path, compile_cuda(m, with_device));
+  std::unique_ptr<CudaModule> mod(new CudaModule());
+  mod->module_ = m;
+  mod->path_ = path;
+  mod->device_ = device;
+  mod->handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (mod->handle_ == nullptr) return error("cannot load ", path, ": ", dlerror());
+  mod->error_string_ = reinterpret_cast<CudaModule::ErrorFn>(dlsym(mod->handle_, "mg_error_string"));
+  if (mod->error_string_ == nullptr) return error(path, " has no mg_error_string");
+  for (const codegen::Module::Entry& e : m.entries) {
+    void* f = dlsym(mod->handle_, e.symbol.c_str());
+    if (f == nullptr) return error(path, " has no entry '", e.symbol, "'");
+    mod->fns_.push_back(reinterpret_cast<CudaModule::EntryFn>(f));
+    MG_ASSIGN_OR_RETURN(DeviceBuffer ws, DeviceBuffer::make(device, static_cast<size_t>(e.workspace_bytes)));
+    mod->workspaces_.push_back(std::move(ws));
+  }
+  return mod;
+}
+
+}  // namespace mugraph::runtime

@@ -1,0 +1,73 @@
+// The CUDA runtime: compiles a generated module (codegen/cuda) with nvcc into a shared object
+// (kernels for the requested architectures + host entries linked against cuBLAS), caches it on
+// disk (runtime/compile_cache.h: key = source, device library, nvcc version, flags and
+// architectures), loads it with dlopen and runs or times its entries on a CudaDevice.
+//
+// Compiling needs only nvcc (CI compiles every generated kernel this way, with no GPU);
+// running needs a device (runtime/cuda_driver.h).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codegen/emitter.h"
+#include "runtime/cuda_driver.h"
+
+namespace mugraph::runtime {
+
+struct CudaJitOptions {
+  std::string nvcc = "/usr/local/cuda/bin/nvcc";
+  // Compute capabilities compiled for (SASS for each); load_cuda_module adds the device's own.
+  std::vector<int> archs = {80, 90};
+  std::vector<std::string> flags = {"-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
+                                    "-lineinfo"};
+  std::string cache_dir;  // required; created if missing
+};
+
+// The device library (runtime/device/*.cuh) as the generated code includes it: file name, text.
+const std::vector<std::pair<std::string, std::string>>& device_library_files();
+
+// Compiles `m` (or finds it in the cache); returns the shared object's path.
+Result<std::string> compile_cuda(const codegen::Module& m, const CudaJitOptions& o);
+
+class CudaModule {
+ public:
+  CudaModule(const CudaModule&) = delete;
+  CudaModule& operator=(const CudaModule&) = delete;
+  ~CudaModule();
+
+  // Enqueues entry `index` on the device's stream with device pointers, one per graph input /
+  // output (storage type and layout of the graph's tensors). Errors carry the module's message
+  // for the entry's return code (a CUDA or cuBLAS error).
+  Status run(size_t index, const std::vector<const void*>& in, const std::vector<void*>& out);
+  // Median seconds per call (CudaDevice::time) of entry `index`.
+  Result<double> time(size_t index, const std::vector<const void*>& in,
+                      const std::vector<void*>& out, int runs, bool use_graph);
+
+  const codegen::Module& module() const { return module_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  friend Result<std::unique_ptr<CudaModule>> load_cuda_module(const codegen::Module&,
+                                                              const CudaJitOptions&,
+                                                              std::shared_ptr<CudaDevice>);
+  CudaModule() = default;
+  using EntryFn = int (*)(void* const*, void* const*, void*, void*);
+  using ErrorFn = const char* (*)(int);
+  codegen::Module module_;
+  std::string path_;
+  void* handle_ = nullptr;
+  std::vector<EntryFn> fns_;
+  ErrorFn error_string_ = nullptr;
+  std::vector<DeviceBuffer> workspaces_;
+  std::shared_ptr<CudaDevice> device_;
+};
+
+// Compiles `m` for o.archs plus the device's architecture and loads it on `device`.
+Result<std::unique_ptr<CudaModule>> load_cuda_module(const codegen::Module& m,
+                                                     const CudaJitOptions& o,
+                                                     std::shared_ptr<CudaDevice> device);
+
+}  // namespace mugraph::runtime
