@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <iomanip>
 #include <sstream>
@@ -64,35 +65,39 @@ std::vector<Variant> make_variants(const ir::KernelGraph& program,
   return unique;
 }
 
-// Step 3: compile the program and the variants into one module, check and time each.
-Status measure(OptimizeReport& r, const OptimizeOptions& o) {
-  std::vector<codegen::NamedGraph> named{{"program", &r.program.graph}};
-  for (size_t i = 0; i < r.ranked.size(); ++i)
-    named.push_back({"v" + std::to_string(i), &r.ranked[i].graph});
-  MG_ASSIGN_OR_RETURN(auto mod, compile_cpu(named, o.jit));
-  r.notes.push_back("JIT: " + std::string(mod->from_cache() ? "cache hit" : "compiled") + " in " +
-                    std::to_string(mod->compile_seconds()) + " s (" + mod->path() + ")");
-  MG_ASSIGN_OR_RETURN(auto diffs, check_cpu(*mod, 0, r.program.graph, o.seed));
-  for (const OutputDiff& d : diffs) r.program_max_rel = std::max(r.program_max_rel, d.max_rel);
-  CpuBuffers ref = make_buffers(r.program.graph, o.seed);
-  MG_ASSIGN_OR_RETURN(r.program.seconds, mod->time(0, ref.in(), ref.out(), o.runs));
+// What step 3 needs from a backend: the program's error against the float64 interpreter (entry
+// 0), and for entry i computing graph g: the median time on make_buffers(g, seed) and the
+// outputs of that run.
+struct Timed {
+  double seconds = 0;
+  std::vector<std::vector<float>> outputs;
+};
+struct Backend {
+  std::function<Result<double>()> program_error;
+  std::function<Result<Timed>(size_t, const ir::KernelGraph&)> time;
+  double tolerance = 0;
+};
+
+// Step 3: the program and the variants are entries 0..n of one module: check and time each.
+Status measure(OptimizeReport& r, const Backend& be) {
+  MG_ASSIGN_OR_RETURN(r.program_max_rel, be.program_error());
+  MG_ASSIGN_OR_RETURN(const Timed ref, be.time(0, r.program.graph));
+  r.program.seconds = ref.seconds;
   r.program.measured = true;
-  const double tol = cpu_tolerance(r.program.graph);
   for (size_t i = 0; i < r.ranked.size(); ++i) {
     Variant& v = r.ranked[i];
-    CpuBuffers b = make_buffers(v.graph, o.seed);
-    MG_ASSIGN_OR_RETURN(v.seconds, mod->time(i + 1, b.in(), b.out(), o.runs));
-    for (size_t k = 0; k < b.outputs.size(); ++k) {
-      const auto want = ref.outputs[k].values(), got = b.outputs[k].values();
-      const OutputDiff d =
-          diff_values("", std::vector<double>(want.begin(), want.end()),
-                      std::vector<double>(got.begin(), got.end()));
+    MG_ASSIGN_OR_RETURN(const Timed t, be.time(i + 1, v.graph));
+    v.seconds = t.seconds;
+    for (size_t k = 0; k < t.outputs.size(); ++k) {
+      const OutputDiff d = diff_values(
+          "", std::vector<double>(ref.outputs[k].begin(), ref.outputs[k].end()),
+          std::vector<double>(t.outputs[k].begin(), t.outputs[k].end()));
       v.max_rel = std::isnan(d.max_rel) ? d.max_rel : std::max(v.max_rel, d.max_rel);
     }
-    v.measured = !(v.max_rel > tol) && !std::isnan(v.max_rel);
+    v.measured = !(v.max_rel > be.tolerance) && !std::isnan(v.max_rel);
     if (!v.measured)
       r.notes.push_back(v.label + ": generated code differs from the program's run (rel " +
-                        std::to_string(v.max_rel) + " > " + std::to_string(tol) +
+                        std::to_string(v.max_rel) + " > " + std::to_string(be.tolerance) +
                         "): not chosen");
   }
   r.measured = true;
@@ -106,6 +111,66 @@ Status measure(OptimizeReport& r, const OptimizeOptions& o) {
   return {};
 }
 
+std::vector<codegen::NamedGraph> module_graphs(const OptimizeReport& r) {
+  std::vector<codegen::NamedGraph> named{{"program", &r.program.graph}};
+  for (size_t i = 0; i < r.ranked.size(); ++i)
+    named.push_back({"v" + std::to_string(i), &r.ranked[i].graph});
+  return named;
+}
+
+std::vector<std::vector<float>> values(const std::vector<runtime::Buffer>& bufs) {
+  std::vector<std::vector<float>> v;
+  for (const runtime::Buffer& b : bufs) v.push_back(b.values());
+  return v;
+}
+
+Status measure_cpu(OptimizeReport& r, const OptimizeOptions& o) {
+  MG_ASSIGN_OR_RETURN(auto mod, compile_cpu(module_graphs(r), o.jit));
+  r.notes.push_back("JIT: " + std::string(mod->from_cache() ? "cache hit" : "compiled") + " in " +
+                    std::to_string(mod->compile_seconds()) + " s (" + mod->path() + ")");
+  Backend be;
+  be.tolerance = cpu_tolerance(r.program.graph);
+  be.program_error = [&]() -> Result<double> {
+    MG_ASSIGN_OR_RETURN(auto diffs, check_cpu(*mod, 0, r.program.graph, o.seed));
+    double m = 0;
+    for (const OutputDiff& d : diffs) m = std::max(m, d.max_rel);
+    return m;
+  };
+  be.time = [&](size_t i, const ir::KernelGraph& g) -> Result<Timed> {
+    CpuBuffers b = make_buffers(g, o.seed);
+    Timed t;
+    MG_ASSIGN_OR_RETURN(t.seconds, mod->time(i, b.in(), b.out(), o.runs));
+    t.outputs = values(b.outputs);
+    return t;
+  };
+  return measure(r, be);
+}
+
+Status measure_gpu(OptimizeReport& r, const OptimizeOptions& o,
+                   const std::shared_ptr<runtime::CudaDevice>& dev) {
+  MG_ASSIGN_OR_RETURN(auto mod, load_cuda(module_graphs(r), r.target, o.cuda_jit, dev));
+  r.notes.push_back("measured on " + dev->name() + " (sm_" + std::to_string(dev->sm_arch()) +
+                    "), CUDA events, median of " + std::to_string(o.runs) + " samples" +
+                    (o.cuda_graphs ? ", launched as CUDA graphs" : ""));
+  Backend be;
+  be.tolerance = gpu_tolerance(r.program.graph);
+  be.program_error = [&]() -> Result<double> {
+    MG_ASSIGN_OR_RETURN(auto diffs, check_gpu(*mod, 0, r.program.graph, o.seed, dev));
+    double m = 0;
+    for (const OutputDiff& d : diffs) m = std::max(m, d.max_rel);
+    return m;
+  };
+  be.time = [&](size_t i, const ir::KernelGraph& g) -> Result<Timed> {
+    MG_ASSIGN_OR_RETURN(GpuBuffers b, make_gpu_buffers(g, o.seed, dev));
+    Timed t;
+    MG_ASSIGN_OR_RETURN(t.seconds, mod->time(i, b.in(), b.out(), o.runs, o.cuda_graphs));
+    MG_RETURN_IF_ERROR(b.download(*dev));
+    t.outputs = values(b.host.outputs);
+    return t;
+  };
+  return measure(r, be);
+}
+
 }  // namespace
 
 Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOptions& o) {
@@ -117,17 +182,23 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
   MG_ASSIGN_OR_RETURN(r.search, driver::superoptimize(program, so));
   r.program = make_variant("program", program, r.target);
   r.ranked = make_variants(program, r.search, r.target, o.top_n);
+  std::shared_ptr<runtime::CudaDevice> gpu;
   if (r.target.kind == target::Kind::kCpu) {
-    MG_RETURN_IF_ERROR(measure(r, o));
+    MG_RETURN_IF_ERROR(measure_cpu(r, o));
+  } else if (auto dev = runtime::open_cuda_device(0); dev.ok()) {
+    gpu = dev.value();
+    MG_RETURN_IF_ERROR(measure_gpu(r, o, gpu));
+  } else {
+    r.notes.push_back("target " + r.target.name + ": " + dev.status().message() +
+                      "; variants are ranked by the cost model only, nothing was measured");
+  }
+  if (r.measured) {
     for (size_t i = 0; i < r.ranked.size(); ++i) {
       const Variant& v = r.ranked[i];
       if (v.measured && v.seconds < r.chosen().seconds) r.best = static_cast<int>(i);
     }
-  } else {
-    r.notes.push_back("target " + r.target.name +
-                      ": no such device here and no CUDA generator yet (issue 6); variants are "
-                      "ranked by the cost model only, nothing was measured");
-    if (!r.ranked.empty() && r.ranked[0].cost.total_s < r.program.cost.total_s) r.best = 0;
+  } else if (!r.ranked.empty() && r.ranked[0].cost.total_s < r.program.cost.total_s) {
+    r.best = 0;
   }
   if (r.best >= 0) {
     verify::VerifyOptions vo = o.certify;
@@ -144,10 +215,20 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
   } else {
     r.notes.push_back("no variant beats the program as written; it is kept");
   }
+  const codegen::NamedGraph ng{"best", &r.chosen().graph};
   if (r.target.kind == target::Kind::kCpu) {
-    const codegen::NamedGraph ng{"best", &r.chosen().graph};
     MG_ASSIGN_OR_RETURN(codegen::Module m, codegen::cpu::generate_cpu({ng}));
     r.best_source = m.source;
+  } else {
+    MG_ASSIGN_OR_RETURN(codegen::Module m, generate_cuda({ng}, r.target));
+    r.best_source = m.source;
+    if (!gpu) {
+      // Nothing ran, but the kernel handed out must at least compile.
+      if (auto so = runtime::compile_cuda(m, o.cuda_jit); so.ok())
+        r.notes.push_back("best.cu compiled with nvcc for sm_80 and sm_90");
+      else
+        r.notes.push_back("best.cu was not compiled: " + so.status().message());
+    }
   }
   return r;
 }
@@ -175,8 +256,8 @@ std::string format_report(const OptimizeReport& r, const ir::KernelGraph& progra
   };
   row(r.program, r.best < 0);
   for (size_t i = 0; i < r.ranked.size(); ++i) row(r.ranked[i], static_cast<int>(i) == r.best);
-  os << "(program max-rel-err: its CPU run vs the float64 interpreter; variants: vs the "
-        "program's run)\n";
+  os << "(program max-rel-err: its " << (r.target.kind == target::Kind::kCpu ? "CPU" : "GPU")
+     << " run vs the float64 interpreter; variants: vs the program's run)\n";
   if (r.measured)
     os << "rank correlation, model vs measured (Spearman, " << r.ranked.size()
        << " variants): " << std::setprecision(2) << r.spearman << "\n";
@@ -202,7 +283,9 @@ Status write_optimize_results(const OptimizeReport& r, const ir::KernelGraph& pr
   };
   MG_RETURN_IF_ERROR(write("best.mu", ir::print_graph(r.chosen().graph)));
   MG_RETURN_IF_ERROR(write("best.json", ir::to_json(r.chosen().graph) + "\n"));
-  if (!r.best_source.empty()) MG_RETURN_IF_ERROR(write("best_cpu.cc", r.best_source));
+  if (!r.best_source.empty())
+    MG_RETURN_IF_ERROR(write(r.target.kind == target::Kind::kCpu ? "best_cpu.cc" : "best.cu",
+                             r.best_source));
   MG_RETURN_IF_ERROR(write("report.txt", format_report(r, program)));
   // The numbers of the report for scripts (bench/cpu).
   nlohmann::json j;

@@ -5,21 +5,24 @@
 //   2. variants            whole programs: per part the better (by the model) of its best
 //                          candidate and the part as written, then every other candidate of a
 //                          part substituted alone; the top n by the model are kept
-//   3. measure             target cpu: one JIT module with the program and the n variants; each
+//   3. measure             one JIT module with the program and the n variants, on the CPU for
+//                          target cpu, on the GPU for a GPU target when one is present; each
 //                          run on the same seeded inputs, checked against the program's run
-//                          (which is checked against the float64 interpreter), timed (median)
+//                          (which is checked against the float64 interpreter), timed (median;
+//                          on a GPU with CUDA events, launched as a CUDA graph)
 //   4. choose              the fastest measured variant (the model's first where nothing can be
 //                          measured); the program itself is kept when no variant beats it
 //   5. certify             the chosen variant against the program (verifier, certify mode)
-//   6. generate            the chosen variant's CPU source
-// GPU targets: no GPU here and no CUDA generator yet (issue 6), so steps 3 and 6 are skipped
-// and the report says so.
+//   6. generate            the chosen variant's source: C++ (cpu) or CUDA (GPU targets; compiled
+//                          with nvcc even when no GPU is present, so what is handed out builds)
+// GPU target without a GPU: step 3 is skipped (the model alone ranks) and the report says so.
 #pragma once
 
 #include <string>
 #include <vector>
 
 #include "driver/cpu_backend.h"
+#include "driver/cuda_backend.h"
 #include "opt/cost_model.h"
 
 namespace mugraph::driver {
@@ -30,6 +33,8 @@ struct OptimizeOptions {
   int runs = 10;                 // timed runs per variant after one warm-up (median reported)
   uint64_t seed = 1;             // inputs of the measured runs
   runtime::JitOptions jit = default_jit_options();
+  runtime::CudaJitOptions cuda_jit = default_cuda_jit_options();
+  bool cuda_graphs = true;       // GPU timing: launch each variant as a CUDA graph
   verify::VerifyOptions certify;  // mode certify
 };
 
@@ -49,11 +54,11 @@ struct OptimizeReport {
   std::vector<Variant> ranked;   // top n by the model, best first
   int best = -1;                 // index into ranked; -1 keeps the program
   bool measured = false;         // whether step 3 ran
-  double program_max_rel = 0;    // program's CPU run against the float64 interpreter
+  double program_max_rel = 0;    // program's measured run against the float64 interpreter
   double spearman = 0;           // model vs measured over `ranked`
   verify::Verdict certified;
   bool certify_ran = false;
-  std::string best_source;       // generated CPU source of the chosen graph (target cpu)
+  std::string best_source;       // generated source of the chosen graph (C++ or CUDA)
   std::vector<std::string> notes;
 
   const Variant& chosen() const { return best < 0 ? program : ranked[static_cast<size_t>(best)]; }
@@ -64,7 +69,7 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
 // The report text (what report.txt holds and the CLI prints).
 std::string format_report(const OptimizeReport& r, const ir::KernelGraph& program);
 
-// Writes best.mu, best.json, best_cpu.cc (target cpu), report.txt and the search results
+// Writes best.mu, best.json, best_cpu.cc (target cpu) or best.cu (GPU), report.txt and the search results
 // (search/, as write_search_results) under `dir`.
 Status write_optimize_results(const OptimizeReport& r, const ir::KernelGraph& program,
                               const std::string& dir);

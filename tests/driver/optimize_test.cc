@@ -62,14 +62,24 @@ TEST(Optimize, CpuRunsThePipelineAndMeasuresEveryVariant) {
     EXPECT_TRUE(fs::exists(dir / f)) << f;
 }
 
-TEST(Optimize, GpuTargetRanksByTheModelAndSaysNothingWasMeasured) {
+TEST(Optimize, GpuTargetGeneratesCudaAndMeasuresOnlyWithAGpu) {
   auto r = driver::optimize(lora(), small_options(target::h100()));
   ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_FALSE(r->measured);
-  EXPECT_TRUE(r->best_source.empty());
-  bool said = false;
-  for (const std::string& n : r->notes) said |= n.find("nothing was measured") != std::string::npos;
-  EXPECT_TRUE(said);
+  EXPECT_NE(r->best_source.find("extern \"C\" int mg_entry_best("), std::string::npos);
+  const bool gpu = runtime::open_cuda_device(0).ok();
+  EXPECT_EQ(r->measured, gpu);
+  bool said_unmeasured = false, compiled = false;
+  for (const std::string& n : r->notes) {
+    said_unmeasured |= n.find("nothing was measured") != std::string::npos;
+    compiled |= n.find("best.cu compiled with nvcc") != std::string::npos;
+  }
+  EXPECT_EQ(said_unmeasured, !gpu);
+  EXPECT_EQ(compiled, !gpu);  // with a GPU it was compiled and run for the measurement
+  const fs::path dir = fs::temp_directory_path() / "mugraph-optimize-gpu-test";
+  fs::remove_all(dir);
+  ASSERT_TRUE(driver::write_optimize_results(*r, lora(), dir.string()).ok());
+  EXPECT_TRUE(fs::exists(dir / "best.cu"));
+  EXPECT_FALSE(fs::exists(dir / "best_cpu.cc"));
 }
 
 TEST(Optimize, InvalidProgramIsRefused) {
