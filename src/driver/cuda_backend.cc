@@ -1,10 +1,34 @@
 #include "driver/cuda_backend.h"
 
+#include <cstdlib>
+#include <filesystem>
+
 namespace mugraph::driver {
 
 runtime::CudaJitOptions default_cuda_jit_options() {
+  namespace fs = std::filesystem;
   runtime::CudaJitOptions o;
   o.cache_dir = default_cache_dir("cuda");
+  // /usr/local/cuda/bin/nvcc, else $CUDA_HOME/bin/nvcc, else the first nvcc on $PATH (an
+  // absolute path: the toolkit's lib64 beside it provides cuBLAS).
+  std::vector<fs::path> tries{"/usr/local/cuda/bin/nvcc"};
+  if (const char* h = std::getenv("CUDA_HOME"); h != nullptr && *h != '\0')
+    tries.push_back(fs::path(h) / "bin" / "nvcc");
+  if (const char* path = std::getenv("PATH"); path != nullptr) {
+    std::string p = path;
+    for (size_t a = 0, b; a <= p.size(); a = b + 1) {
+      b = p.find(':', a);
+      if (b == std::string::npos) b = p.size();
+      if (b > a) tries.push_back(fs::path(p.substr(a, b - a)) / "nvcc");
+    }
+  }
+  for (const fs::path& t : tries) {
+    std::error_code ec;
+    if (fs::exists(t, ec)) {
+      o.nvcc = fs::canonical(t, ec).string();
+      break;
+    }
+  }
   return o;
 }
 

@@ -13,7 +13,7 @@
 
 namespace mugraph::driver {
 
-// nvcc at /usr/local/cuda/bin/nvcc, sm_80 + sm_90, cache default_cache_dir("cuda").
+// nvcc from /usr/local/cuda, $CUDA_HOME or $PATH; sm_80 + sm_90; cache default_cache_dir("cuda").
 runtime::CudaJitOptions default_cuda_jit_options();
 
 // Validates every graph against `t` (a GPU target) and generates one CUDA module.

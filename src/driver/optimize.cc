@@ -76,6 +76,7 @@ struct Backend {
   std::function<Result<double>()> program_error;
   std::function<Result<Timed>(size_t, const ir::KernelGraph&)> time;
   double tolerance = 0;
+  std::string device;
 };
 
 // Step 3: the program and the variants are entries 0..n of one module: check and time each.
@@ -101,6 +102,7 @@ Status measure(OptimizeReport& r, const Backend& be) {
                         "): not chosen");
   }
   r.measured = true;
+  r.device = be.device;
   std::vector<double> model, time;
   for (const Variant& v : r.ranked)
     if (v.measured) {
@@ -130,6 +132,7 @@ Status measure_cpu(OptimizeReport& r, const OptimizeOptions& o) {
                     std::to_string(mod->compile_seconds()) + " s (" + mod->path() + ")");
   Backend be;
   be.tolerance = cpu_tolerance(r.program.graph);
+  be.device = "cpu";
   be.program_error = [&]() -> Result<double> {
     MG_ASSIGN_OR_RETURN(auto diffs, check_cpu(*mod, 0, r.program.graph, o.seed));
     double m = 0;
@@ -154,6 +157,7 @@ Status measure_gpu(OptimizeReport& r, const OptimizeOptions& o,
                     (o.cuda_graphs ? ", launched as CUDA graphs" : ""));
   Backend be;
   be.tolerance = gpu_tolerance(r.program.graph);
+  be.device = dev->name();
   be.program_error = [&]() -> Result<double> {
     MG_ASSIGN_OR_RETURN(auto diffs, check_gpu(*mod, 0, r.program.graph, o.seed, dev));
     double m = 0;
@@ -294,6 +298,11 @@ Status write_optimize_results(const OptimizeReport& r, const ir::KernelGraph& pr
   j["search_stop"] = std::string(search::stop_reason_name(r.search.stop_reason));
   j["measured"] = r.measured;
   j["chosen"] = r.chosen().label;
+  // The chosen graph's device traffic and FLOPs by the cost model's counts: achieved
+  // bandwidth / FLOP rate = these over the measured time (bench/gpu).
+  j["chosen_bytes"] = r.chosen().cost.bytes;
+  j["chosen_flops"] = r.chosen().cost.flops;
+  j["device"] = r.device;
   j["program"] = {{"model_s", r.program.cost.total_s}, {"measured_s", r.program.seconds},
                   {"max_rel", r.program_max_rel}};
   for (const Variant& v : r.ranked)

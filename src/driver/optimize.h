@@ -60,6 +60,7 @@ struct OptimizeReport {
   bool certify_ran = false;
   std::string best_source;       // generated source of the chosen graph (C++ or CUDA)
   std::vector<std::string> notes;
+  std::string device;            // what measured: "cpu" or the GPU's name; empty if nothing
 
   const Variant& chosen() const { return best < 0 ? program : ranked[static_cast<size_t>(best)]; }
 };

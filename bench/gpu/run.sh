@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# GPU benchmark and GPU tests (issue 6), in one device call. Two steps:
+#
+#   bench/gpu/run.sh --pack          here (no GPU needed): build, then copy the stripped
+#                                    mugraph and gpu_test binaries and libz3 into .gpu/
+#                                    (git-ignored), for the device tool to carry
+#   bash bench/gpu/run.sh [--time-budget S] [--runs N] [--target h100|h200]
+#                                    on the GPU machine (device tool: carry [".gpu"]): runs the
+#                                    GPU execution tests, then for the six paper benchmarks at
+#                                    paper shapes `mugraph optimize --target T` (search, then
+#                                    program and top variants checked and timed on the GPU as
+#                                    CUDA graphs) and PyTorch eager / torch.compile (CUDA graphs,
+#                                    bench/gpu/torch_ref.py); prints one table of ratios and the
+#                                    achieved bandwidth against the measured copy bandwidth.
+#                                    Writes everything under $OUT (or build/bench_gpu).
+#
+# The binaries carry absolute paths to examples/ and tests/data/ of this checkout; on the GPU
+# machine the script links the checkout to that same path.
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+if [ "${1:-}" = "--pack" ]; then
+  "$root/scripts/build.sh" >/dev/null
+  rm -rf "$root/.gpu" && mkdir -p "$root/.gpu/lib"
+  strip --strip-debug -o "$root/.gpu/mugraph" "$root/build/mugraph"
+  strip --strip-debug -o "$root/.gpu/gpu_test" "$root/build/tests/gpu_test"
+  cp -L "$(ldd "$root/build/mugraph" | awk '/libz3/ {print $3}')" "$root/.gpu/lib/"
+  echo "$root" > "$root/.gpu/built_at"
+  du -sh "$root/.gpu"
+  exit 0
+fi
+budget=120
+runs=50
+target=h100
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --time-budget) budget="$2"; shift 2 ;;
+    --runs) runs="$2"; shift 2 ;;
+    --target) target="$2"; shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 1 ;;
+  esac
+done
+[ -x "$root/.gpu/mugraph" ] || { echo "no .gpu/: run bench/gpu/run.sh --pack first and carry .gpu" >&2; exit 1; }
+built_at="$(cat "$root/.gpu/built_at")"
+if [ "$built_at" != "$root" ]; then mkdir -p "$(dirname "$built_at")"; ln -sfn "$root" "$built_at"; fi
+export LD_LIBRARY_PATH="$root/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+out="${OUT:-$root/build/bench_gpu}"
+mkdir -p "$out"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
+echo "== GPU execution tests"
+"$root/.gpu/gpu_test" 2>&1 | tee "$out/gpu_test.log" | grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]" || true
+declare -A opts=(
+  [rms_norm_matmul]="--max-kernel-ops 1 --max-block-ops 9"
+  [gated_mlp]="--max-kernel-ops 1 --max-block-ops 7"
+  [gqa]="--max-kernel-ops 1 --max-block-ops 8"
+  [lora]="--max-kernel-ops 2 --max-graph-defined 0"
+  [ntrans]="--max-kernel-ops 1 --max-block-ops 11"
+  [qknorm_attention]="--max-kernel-ops 1 --max-block-ops 11"
+)
+python3 "$root/bench/gpu/torch_ref.py" rms_norm_matmul --runs 5 --ceilings > "$out/ceilings.json"
+echo "# mugraph GPU benchmark, $(date -u +%Y-%m-%d), $(cat "$out/device.txt")"
+echo "# command: bench/gpu/run.sh --time-budget $budget --runs $runs --target $target"
+printf "%-18s %11s %11s %11s %11s %9s %9s %8s %8s  %s\n" benchmark program-us best-us \
+  eager-us compile-us vs-prog vs-torch GB/s %copy chosen
+for name in rms_norm_matmul gated_mlp gqa lora ntrans qknorm_attention; do
+  # shellcheck disable=SC2086
+  "$root/.gpu/mugraph" optimize "$root/examples/$name.mu" --target "$target" ${opts[$name]} \
+    --time-budget "$budget" --runs "$runs" --quiet --out "$out/$name" >"$out/$name.log" 2>&1 || {
+    echo "$name: mugraph optimize failed, see $name.log"; tail -5 "$out/$name.log"; continue; }
+  python3 "$root/bench/gpu/torch_ref.py" "$name" --runs "$runs" >"$out/$name.torch.json"
+  python3 - "$out/$name/report.json" "$out/$name.torch.json" "$out/ceilings.json" "$name" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); t = json.load(open(sys.argv[2])); c = json.load(open(sys.argv[3]))
+if not r["measured"]:
+    print("%-18s not measured: %s" % (sys.argv[4], "no GPU seen by mugraph")); sys.exit()
+prog = r["program"]["measured_s"]
+best = prog
+for v in r.get("variants") or []:
+    if v["label"] == r["chosen"]:
+        best = v["measured_s"]
+us = lambda x: "n/a" if x is None else "%.1f" % (x * 1e6)
+gbs = r["chosen_bytes"] / best / 1e9
+print("%-18s %11.1f %11.1f %11s %11s %8.2fx %8.2fx %8.0f %7.0f%%  %s" % (
+    sys.argv[4], prog * 1e6, best * 1e6, us(t["eager_s"]), us(t["compiled_s"]), prog / best,
+    t["best_s"] / best, gbs, 100 * gbs * 1e9 / c["copy_bytes_per_s"], r["chosen"]))
+PY
+done
+echo "# ceilings: copy $(python3 -c "import json;c=json.load(open('$out/ceilings.json'));print('%.0f GB/s, f16 matmul %.0f TFLOP/s' % (c['copy_bytes_per_s']/1e9, c['f16_flops_per_s']/1e12))")"
