@@ -90,9 +90,10 @@ void emit_sum(Writer& w, const ir::OpAttrs& a, const Operand& in, const Operand&
   w.close();
 }
 
-// A block-level matmul (and concat_matmul's two terms) on shared-memory tiles: one
-// mg::matmul_tile call per batch element; the output is an f32 tile.
-void emit_block_matmul(Writer& w, const std::vector<Operand>& in, const Operand& out) {
+}  // namespace
+
+void emit_matmul_tile(Writer& w, const std::vector<Operand>& in, const Operand& out,
+                      const std::string& accumulate) {
   MG_CHECK(out.dtype == ir::DType::kF32, "block matmul output must be an f32 tile");
   const bool concat = in.size() == 4;
   const int r = out.shape.rank;
@@ -119,21 +120,23 @@ void emit_block_matmul(Writer& w, const std::vector<Operand>& in, const Operand&
            std::to_string(o.strides[static_cast<size_t>(orank - 2)]) + ", " +
            std::to_string(o.strides[static_cast<size_t>(orank - 1)]) + "}";
   };
-  auto call = [&](const Operand& x, const Operand& y, bool acc) {
+  auto call = [&](const Operand& x, const Operand& y, const std::string& acc) {
     const int64_t k = x.shape[x.shape.rank - 1];
     w.line("mg::matmul_tile(" + std::to_string(m) + ", " + std::to_string(n) + ", " +
            std::to_string(k) + ", " + mat(x, true) + ", " + mat(y, true) + ", " + mat(out, false) +
-           ", " + (acc ? "true" : "false") + ");");
+           ", " + acc + ");");
   };
-  call(in[0], concat ? in[2] : in[1], false);
+  call(in[0], concat ? in[2] : in[1], accumulate);
   if (concat) {
     // The two terms may take different forms (tensor cores vs SIMT), which own different
     // output elements per thread: the second must see the first's writes.
     w.line("__syncthreads();");
-    call(in[1], in[3], true);
+    call(in[1], in[3], "true");
   }
   for (int d = 0; d < batch.rank; ++d) w.close();
 }
+
+namespace {
 
 // A kernel-level matmul without cuBLAS: one thread per output element, an f32 dot product
 // (both terms of concat_matmul) over the shared dim; operands broadcast over the batch dims.
@@ -240,7 +243,7 @@ void emit_op(Writer& w, ir::OpKind k, const ir::OpAttrs& a, const std::vector<Op
       if (loop == Loop::kGrid)
         emit_grid_matmul(w, in, out);
       else
-        emit_block_matmul(w, in, out);
+        emit_matmul_tile(w, in, out, "false");
       return;
     case ir::OpClass::kSum: emit_sum(w, a, in[0], out, loop); return;
     case ir::OpClass::kRepeat: {

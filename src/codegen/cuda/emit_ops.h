@@ -29,6 +29,12 @@ void emit_map(Writer& w, const Operand& out, const std::vector<Operand>& in, Loo
 // out = in, converting storage and broadcasting.
 void emit_copy(Writer& w, const Operand& in, const Operand& out, Loop loop);
 
+// A block-level matmul / concat_matmul (in: 2 or 4 operands) on shared-memory tiles through
+// mg::matmul_tile, one call per batch element, into the f32 tile `out`; `accumulate` (a C++
+// bool expression) adds to out's values instead of overwriting them.
+void emit_matmul_tile(Writer& w, const std::vector<Operand>& in, const Operand& out,
+                      const std::string& accumulate);
+
 // out = op(in) for any operator of the table. Preconditions: shapes as ir::infer_type gives;
 // `out` does not overlap an input. Block-level matmuls write f32 outputs through
 // mg::matmul_tile; grid-level ones are a plain dot product per output element (the generator

@@ -74,11 +74,29 @@ class BlockKernel {
         for (ir::TensorId t : n.outputs)
           if (only_matmuls_read(t)) dtype_[static_cast<size_t>(t)] = *half;
       }
+    // A matmul whose result only feeds a summing accumulator accumulates straight into it
+    // (tensor-core fragments load the accumulator, add, store back): no temporary tile, no
+    // separate accumulation pass.
+    into_.assign(bg_.nodes.size(), -1);
+    for (size_t i = 0; i < bg_.nodes.size(); ++i) {
+      const ir::BlockNode& acc = bg_.nodes[i];
+      if (acc.kind != BlockNodeKind::kAccumulator || acc.fmap != ir::kReplica) continue;
+      for (size_t p = 0; p < bg_.nodes.size(); ++p) {
+        const ir::BlockNode& mm = bg_.nodes[p];
+        const bool matmul = mm.kind == BlockNodeKind::kCompute &&
+                            (ir::op_info(mm.op).cls == ir::OpClass::kMatmul ||
+                             ir::op_info(mm.op).cls == ir::OpClass::kConcatMatmul);
+        if (matmul && mm.outputs[0] == acc.inputs[0] && readers(acc.inputs[0]) == 1)
+          into_[p] = static_cast<int>(i);
+      }
+    }
     double_buffer_ = opt_.double_buffer && bg_.forloop > 1;
     for (int attempt = 0; attempt < 2; ++attempt) {
       std::vector<opt::TensorStorage> storage;
       for (size_t t = 0; t < bg_.tensors.size(); ++t)
-        storage.push_back({bg_.tensors[t].type.shape.numel() * ir::dtype_bytes(dtype_[t]),
+        storage.push_back({fused_away(static_cast<ir::TensorId>(t))
+                               ? 0
+                               : bg_.tensors[t].type.shape.numel() * ir::dtype_bytes(dtype_[t]),
                            double_buffer_ && streaming_[t] ? 2 : 1});
       memory_ = opt::plan_memory(bg_, schedule_, storage, 128);
       if (memory_.total_bytes <= opt_.shared_limit) return ok_status();
@@ -105,7 +123,7 @@ class BlockKernel {
     w.line("const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;");
     w.line("(void)bx; (void)by; (void)bz;");
     for (size_t t = 0; t < bg_.tensors.size(); ++t) {
-      if (memory_.live[t].first < 0) continue;
+      if (memory_.live[t].first < 0 || fused_away(static_cast<ir::TensorId>(t))) continue;
       const std::string ty = storage_type(dtype_[t]);
       w.line(ty + "* const " + buffer_name(t) + " = reinterpret_cast<" + ty + "*>(smem + " +
              std::to_string(memory_.offset[t]) + ");  // " + bg_.tensors[t].type.shape.to_string() +
@@ -179,6 +197,23 @@ class BlockKernel {
 
   const ir::BlockNode& node(int i) const { return bg_.nodes[static_cast<size_t>(i)]; }
   const ir::Tensor& tensor(ir::TensorId t) const { return bg_.tensors[static_cast<size_t>(t)]; }
+  int readers(ir::TensorId t) const {
+    int n = 0;
+    for (const ir::BlockNode& node : bg_.nodes)
+      for (ir::TensorId in : node.inputs) n += in == t ? 1 : 0;
+    return n;
+  }
+  // The temporary result of a matmul that accumulates straight into its accumulator.
+  bool fused_away(ir::TensorId t) const {
+    for (size_t p = 0; p < bg_.nodes.size(); ++p)
+      if (into_[p] >= 0 && bg_.nodes[p].outputs[0] == t) return true;
+    return false;
+  }
+  bool is_fused_accumulator(const ir::BlockNode& n) const {
+    for (int a : into_)
+      if (a >= 0 && &bg_.nodes[static_cast<size_t>(a)] == &n) return true;
+    return false;
+  }
   bool only_matmuls_read(ir::TensorId t) const {
     int readers = 0;
     for (const ir::BlockNode& n : bg_.nodes)
@@ -276,7 +311,13 @@ class BlockKernel {
   void emit_node(Writer& w, const ir::BlockNode& n) {
     switch (n.kind) {
       case BlockNodeKind::kInputIterator: return;  // emitted with the loop's loads
-      case BlockNodeKind::kAccumulator: emit_accumulator(w, n); return;
+      case BlockNodeKind::kAccumulator:
+        if (is_fused_accumulator(n))
+          w.line("// " + tensor(n.outputs[0]).name + " = accumulator(" + tensor(n.inputs[0]).name +
+                 ", fmap=phi): accumulated by the matmul above");
+        else
+          emit_accumulator(w, n);
+        return;
       case BlockNodeKind::kOutputSaver: emit_saver(w, n); return;
       case BlockNodeKind::kThreadGraph: {
         const ir::ThreadGraph& tg = *n.thread;
@@ -295,6 +336,14 @@ class BlockKernel {
         for (ir::TensorId t : n.inputs) {
           in.push_back(local(t));
           names += (names.empty() ? "" : ", ") + tensor(t).name;
+        }
+        const int into = into_[static_cast<size_t>(&n - bg_.nodes.data())];
+        if (into >= 0) {
+          const ir::TensorId acc = bg_.nodes[static_cast<size_t>(into)].outputs[0];
+          w.line("// " + tensor(acc).name + " (+)= " + std::string(ir::op_name(n.op)) + "(" +
+                 names + "), accumulated in place of " + tensor(n.outputs[0]).name);
+          emit_matmul_tile(w, in, local(acc), "it > 0");
+          return;
         }
         w.line("// " + tensor(n.outputs[0]).name + " = " + std::string(ir::op_name(n.op)) + "(" +
                names + ")");
@@ -346,6 +395,7 @@ class BlockKernel {
   opt::MemoryPlan memory_;
   std::vector<ir::DType> dtype_;
   std::vector<bool> streaming_;
+  std::vector<int> into_;  // per node: the accumulator node a matmul accumulates into, or -1
   bool double_buffer_ = false;
 };
 

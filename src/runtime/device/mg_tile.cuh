@@ -2,7 +2,7 @@
 // block (every thread must call them: they are collective, but contain no barrier unless said).
 //   copy_rows_async   global -> shared tile copy in 16-byte cp.async chunks
 //   matmul_tile       C (+)= A x B on shared-memory tiles: tensor cores (WMMA, f32 accumulation)
-//                     for f16/bf16 operands with 16-multiple sizes, else f32 SIMT
+//                     for f16/bf16 operands with fragment-multiple sizes, else f32 SIMT
 #pragma once
 
 #include <mma.h>
@@ -48,9 +48,11 @@ __device__ __forceinline__ void matmul_simt(int m, int n, int k, Mat<const TA> a
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-// Tensor-core form: each warp owns 16x16 output tiles warp, warp + warps, ...; LA/LB/LC say
-// whether A, B, C are row-major (s1 == 1) or column-major (s0 == 1) with leading dim ld*.
-template <class T, class LA, class LB>
+// Tensor-core form: each warp owns FMxFN output tiles warp, warp + warps, ...; LA/LB say whether
+// A and B are row-major (s1 == 1) or column-major (s0 == 1) with leading dims lda/ldb, and
+// c_row_major the same of C. The fragment shape (FM, FN, 16) is one WMMA supports for 16-bit
+// inputs: 16x16, 8x32 or 32x8.
+template <int FM, int FN, class T, class LA, class LB>
 __device__ __forceinline__ void matmul_wmma(int m, int n, int k, const T* a, int lda, const T* b,
                                             int ldb, float* c, int ldc, bool c_row_major,
                                             bool accumulate) {
@@ -58,19 +60,19 @@ __device__ __forceinline__ void matmul_wmma(int m, int n, int k, const T* a, int
   constexpr bool a_row = std::is_same<LA, wmma::row_major>::value;
   constexpr bool b_row = std::is_same<LB, wmma::row_major>::value;
   const int warp = static_cast<int>(threadIdx.x) / 32, warps = static_cast<int>(blockDim.x) / 32;
-  const int tn = n / 16, tiles = (m / 16) * tn;
+  const int tn = n / FN, tiles = (m / FM) * tn;
   const wmma::layout_t lc = c_row_major ? wmma::mem_row_major : wmma::mem_col_major;
   for (int t = warp; t < tiles; t += warps) {
-    const int i = (t / tn) * 16, j = (t % tn) * 16;
+    const int i = (t / tn) * FM, j = (t % tn) * FN;
     float* const ct = c + (c_row_major ? i * ldc + j : i + j * ldc);
-    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;
+    wmma::fragment<wmma::accumulator, FM, FN, 16, float> acc;
     if (accumulate)
       wmma::load_matrix_sync(acc, ct, static_cast<unsigned>(ldc), lc);
     else
       wmma::fill_fragment(acc, 0.f);
     for (int q = 0; q < k; q += 16) {
-      wmma::fragment<wmma::matrix_a, 16, 16, 16, T, LA> fa;
-      wmma::fragment<wmma::matrix_b, 16, 16, 16, T, LB> fb;
+      wmma::fragment<wmma::matrix_a, FM, FN, 16, T, LA> fa;
+      wmma::fragment<wmma::matrix_b, FM, FN, 16, T, LB> fb;
       wmma::load_matrix_sync(fa, a + (a_row ? i * lda + q : i + q * lda), static_cast<unsigned>(lda));
       wmma::load_matrix_sync(fb, b + (b_row ? q * ldb + j : q + j * ldb), static_cast<unsigned>(ldb));
       wmma::mma_sync(acc, fa, fb, acc);
@@ -78,11 +80,28 @@ __device__ __forceinline__ void matmul_wmma(int m, int n, int k, const T* a, int
     wmma::store_matrix_sync(ct, acc, static_cast<unsigned>(ldc), lc);
   }
 }
+
+template <int FM, int FN, class T>
+__device__ __forceinline__ void matmul_wmma_any(int m, int n, int k, int ma, int mb, const T* a,
+                                                int lda, const T* b, int ldb, float* c, int ldc,
+                                                bool cr, bool accumulate) {
+  using nvcuda::wmma::col_major;
+  using nvcuda::wmma::row_major;
+  if (ma == 1 && mb == 1)
+    matmul_wmma<FM, FN, T, row_major, row_major>(m, n, k, a, lda, b, ldb, c, ldc, cr, accumulate);
+  else if (ma == 1)
+    matmul_wmma<FM, FN, T, row_major, col_major>(m, n, k, a, lda, b, ldb, c, ldc, cr, accumulate);
+  else if (mb == 1)
+    matmul_wmma<FM, FN, T, col_major, row_major>(m, n, k, a, lda, b, ldb, c, ldc, cr, accumulate);
+  else
+    matmul_wmma<FM, FN, T, col_major, col_major>(m, n, k, a, lda, b, ldb, c, ldc, cr, accumulate);
+}
 #endif
 
-// Which form a tile matmul takes: tensor cores when both operands are f16 (or both bf16), all
-// sizes are multiples of 16, every operand is row- or column-major with a leading dim that is a
-// multiple of 8 (16 bytes), and the architecture has them; SIMT otherwise. The choice depends
+// Which form a tile matmul takes: tensor cores when both operands are f16 (or both bf16), k is
+// a multiple of 16, m x n tiles into 16x16, 8x32 or 32x8 fragments, every operand is row- or
+// column-major with a leading dim that is a multiple of 8 (16 bytes), and the architecture has
+// them; SIMT otherwise. The choice depends
 // only on the arguments, so every thread of the block takes the same branch.
 template <class TA, class TB>
 __device__ __forceinline__ void matmul_tile(int m, int n, int k, Mat<const TA> a, Mat<const TB> b,
@@ -98,17 +117,20 @@ __device__ __forceinline__ void matmul_tile(int m, int n, int k, Mat<const TA> a
     };
     int lda = 0, ldb = 0, ldc = 0;
     const int ma = major(a.s0, a.s1, lda), mb = major(b.s0, b.s1, ldb), mc = major(c.s0, c.s1, ldc);
-    if (m % 16 == 0 && n % 16 == 0 && k % 16 == 0 && ma != 0 && mb != 0 && mc != 0) {
+    if (k % 16 == 0 && ma != 0 && mb != 0 && mc != 0) {
       const bool cr = mc == 1;
-      if (ma == 1 && mb == 1)
-        matmul_wmma<TA, wmma::row_major, wmma::row_major>(m, n, k, a.p, lda, b.p, ldb, c.p, ldc, cr, accumulate);
-      else if (ma == 1)
-        matmul_wmma<TA, wmma::row_major, wmma::col_major>(m, n, k, a.p, lda, b.p, ldb, c.p, ldc, cr, accumulate);
-      else if (mb == 1)
-        matmul_wmma<TA, wmma::col_major, wmma::row_major>(m, n, k, a.p, lda, b.p, ldb, c.p, ldc, cr, accumulate);
-      else
-        matmul_wmma<TA, wmma::col_major, wmma::col_major>(m, n, k, a.p, lda, b.p, ldb, c.p, ldc, cr, accumulate);
-      return;
+      if (m % 16 == 0 && n % 16 == 0) {
+        matmul_wmma_any<16, 16, TA>(m, n, k, ma, mb, a.p, lda, b.p, ldb, c.p, ldc, cr, accumulate);
+        return;
+      }
+      if (m % 8 == 0 && n % 32 == 0) {
+        matmul_wmma_any<8, 32, TA>(m, n, k, ma, mb, a.p, lda, b.p, ldb, c.p, ldc, cr, accumulate);
+        return;
+      }
+      if (m % 32 == 0 && n % 8 == 0) {
+        matmul_wmma_any<32, 8, TA>(m, n, k, ma, mb, a.p, lda, b.p, ldb, c.p, ldc, cr, accumulate);
+        return;
+      }
     }
   }
 #endif

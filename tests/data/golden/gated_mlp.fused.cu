@@ -26,7 +26,7 @@ extern "C" const char* mg_error_string(int code) {
 // ===== graph =====
 namespace {
 
-// graph_defined grid=[128, 1, 1] forloop=64 threads=128 shared=22528 bytes (optimal plan), streaming tiles double-buffered
+// graph_defined grid=[128, 1, 1] forloop=64 threads=128 shared=20480 bytes (optimal plan), streaming tiles double-buffered
 __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restrict__ d_X, const mg::f16* __restrict__ d_W1, const mg::f16* __restrict__ d_W2, mg::f16* __restrict__ d_O) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;
@@ -34,10 +34,8 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
   mg::f16* const s_x_buf = reinterpret_cast<mg::f16*>(smem + 16384);  // [8, 64], 2 buffers
   mg::f16* const s_w1_buf = reinterpret_cast<mg::f16*>(smem + 0);  // [64, 32], 2 buffers
   mg::f16* const s_w2_buf = reinterpret_cast<mg::f16*>(smem + 8192);  // [64, 32], 2 buffers
-  float* const s_a = reinterpret_cast<float*>(smem + 18432);  // [8, 32]
-  float* const s_b = reinterpret_cast<float*>(smem + 19456);  // [8, 32]
-  float* const s_aacc = reinterpret_cast<float*>(smem + 20480);  // [8, 32]
-  float* const s_bacc = reinterpret_cast<float*>(smem + 21504);  // [8, 32]
+  float* const s_aacc = reinterpret_cast<float*>(smem + 18432);  // [8, 32]
+  float* const s_bacc = reinterpret_cast<float*>(smem + 19456);  // [8, 32]
   float* const s_o = reinterpret_cast<float*>(smem + 0);  // [8, 32]
   mg::cp_async_commit();
   // first tiles of the loop, into buffer 0
@@ -64,41 +62,13 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
     mg::cp_async_commit();
     mg::cp_async_wait<1>();
     __syncthreads();
-    // a = matmul(x, w1)
-    mg::matmul_tile(8, 32, 64, mg::Mat<const mg::f16>{s_x + 0, 64, 1}, mg::Mat<const mg::f16>{s_w1 + 0, 32, 1}, mg::Mat<float>{s_a + 0, 32, 1}, false);
-    // b = matmul(x, w2)
-    mg::matmul_tile(8, 32, 64, mg::Mat<const mg::f16>{s_x + 0, 64, 1}, mg::Mat<const mg::f16>{s_w2 + 0, 32, 1}, mg::Mat<float>{s_b + 0, 32, 1}, false);
+    // aacc (+)= matmul(x, w1), accumulated in place of a
+    mg::matmul_tile(8, 32, 64, mg::Mat<const mg::f16>{s_x + 0, 64, 1}, mg::Mat<const mg::f16>{s_w1 + 0, 32, 1}, mg::Mat<float>{s_aacc + 0, 32, 1}, it > 0);
+    // bacc (+)= matmul(x, w2), accumulated in place of b
+    mg::matmul_tile(8, 32, 64, mg::Mat<const mg::f16>{s_x + 0, 64, 1}, mg::Mat<const mg::f16>{s_w2 + 0, 32, 1}, mg::Mat<float>{s_bacc + 0, 32, 1}, it > 0);
     __syncthreads();
-    // aacc = accumulator(a, fmap=phi)
-    if (it == 0) {
-      for (int e = threadIdx.x; e < 256; e += blockDim.x) {
-        const int i0 = (e / 32);
-        const int i1 = (e % 32);
-        s_aacc[i0 * 32 + i1] = mg::st<float>(mg::ld(s_a[i0 * 32 + i1]));
-      }
-    }
-    else {
-      for (int e = threadIdx.x; e < 256; e += blockDim.x) {
-        const int i0 = (e / 32);
-        const int i1 = (e % 32);
-        s_aacc[i0 * 32 + i1] = mg::st<float>(mg::ld(s_aacc[i0 * 32 + i1]) + mg::ld(s_a[i0 * 32 + i1]));
-      }
-    }
-    // bacc = accumulator(b, fmap=phi)
-    if (it == 0) {
-      for (int e = threadIdx.x; e < 256; e += blockDim.x) {
-        const int i0 = (e / 32);
-        const int i1 = (e % 32);
-        s_bacc[i0 * 32 + i1] = mg::st<float>(mg::ld(s_b[i0 * 32 + i1]));
-      }
-    }
-    else {
-      for (int e = threadIdx.x; e < 256; e += blockDim.x) {
-        const int i0 = (e / 32);
-        const int i1 = (e % 32);
-        s_bacc[i0 * 32 + i1] = mg::st<float>(mg::ld(s_bacc[i0 * 32 + i1]) + mg::ld(s_b[i0 * 32 + i1]));
-      }
-    }
+    // aacc = accumulator(a, fmap=phi): accumulated by the matmul above
+    // bacc = accumulator(b, fmap=phi): accumulated by the matmul above
     __syncthreads();
   }
   // o = thread graph (fused in registers)
@@ -117,7 +87,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
 }
 
 static int graph_op0(cudaStream_t stream, const mg::f16* __restrict__ d_X, const mg::f16* __restrict__ d_W1, const mg::f16* __restrict__ d_W2, mg::f16* __restrict__ d_O) {
-  graph_op0_kernel<<<dim3(128, 1, 1), 128, 22528, stream>>>(d_X, d_W1, d_W2, d_O);
+  graph_op0_kernel<<<dim3(128, 1, 1), 128, 20480, stream>>>(d_X, d_W1, d_W2, d_O);
   return static_cast<int>(cudaGetLastError());
 }
 }  // namespace

@@ -37,8 +37,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
   float* const s_qk = reinterpret_cast<float*>(smem + 65536);  // [1, 64, 128]
   float* const s_s = reinterpret_cast<float*>(smem + 98304);  // [1, 64, 128]
   float* const s_e = reinterpret_cast<float*>(smem + 65536);  // [1, 64, 128]
-  float* const s_d = reinterpret_cast<float*>(smem + 114688);  // [1, 64, 1]
-  float* const s_n = reinterpret_cast<float*>(smem + 98304);  // [1, 64, 64]
+  float* const s_d = reinterpret_cast<float*>(smem + 98304);  // [1, 64, 1]
   float* const s_nacc = reinterpret_cast<float*>(smem + 131072);  // [1, 64, 64]
   float* const s_dacc = reinterpret_cast<float*>(smem + 155648);  // [1, 64, 1]
   float* const s_o = reinterpret_cast<float*>(smem + 0);  // [1, 64, 64]
@@ -91,26 +90,12 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
       acc = mg::warp_sum(acc);
       if (threadIdx.x % 32 == 0) s_d[o1] = mg::st<float>(acc);
     }
-    // n = matmul(e, v)
+    // nacc (+)= matmul(e, v), accumulated in place of n
     for (int b0 = 0; b0 < 1; ++b0) {
-      mg::matmul_tile(64, 64, 128, mg::Mat<const float>{s_e + 0, 128, 1}, mg::Mat<const mg::f16>{s_v + 0, 64, 1}, mg::Mat<float>{s_n + 0, 64, 1}, false);
+      mg::matmul_tile(64, 64, 128, mg::Mat<const float>{s_e + 0, 128, 1}, mg::Mat<const mg::f16>{s_v + 0, 64, 1}, mg::Mat<float>{s_nacc + 0, 64, 1}, it > 0);
     }
     __syncthreads();
-    // nacc = accumulator(n, fmap=phi)
-    if (it == 0) {
-      for (int e = threadIdx.x; e < 4096; e += blockDim.x) {
-        const int i1 = (e / 64);
-        const int i2 = (e % 64);
-        s_nacc[i1 * 64 + i2] = mg::st<float>(mg::ld(s_n[i1 * 64 + i2]));
-      }
-    }
-    else {
-      for (int e = threadIdx.x; e < 4096; e += blockDim.x) {
-        const int i1 = (e / 64);
-        const int i2 = (e % 64);
-        s_nacc[i1 * 64 + i2] = mg::st<float>(mg::ld(s_nacc[i1 * 64 + i2]) + mg::ld(s_n[i1 * 64 + i2]));
-      }
-    }
+    // nacc = accumulator(n, fmap=phi): accumulated by the matmul above
     // dacc = accumulator(d, fmap=phi)
     if (it == 0) {
       for (int e = threadIdx.x; e < 64; e += blockDim.x) {

@@ -26,7 +26,7 @@ extern "C" const char* mg_error_string(int code) {
 // ===== graph =====
 namespace {
 
-// graph_defined grid=[2, 8, 2] forloop=8 threads=128 shared=148480 bytes (optimal plan), streaming tiles double-buffered
+// graph_defined grid=[2, 8, 2] forloop=8 threads=128 shared=147968 bytes (optimal plan), streaming tiles double-buffered
 __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restrict__ d_Q, const mg::f16* __restrict__ d_K, const mg::f16* __restrict__ d_V, mg::f16* __restrict__ d_NP, mg::f16* __restrict__ d_DP) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;
@@ -37,10 +37,9 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
   float* const s_qk = reinterpret_cast<float*>(smem + 0);  // [1, 128, 64]
   float* const s_s = reinterpret_cast<float*>(smem + 32768);  // [1, 128, 64]
   float* const s_e = reinterpret_cast<float*>(smem + 0);  // [1, 128, 64]
-  float* const s_d = reinterpret_cast<float*>(smem + 147456);  // [1, 128, 1]
-  float* const s_n = reinterpret_cast<float*>(smem + 32768);  // [1, 128, 64] column-major
+  float* const s_d = reinterpret_cast<float*>(smem + 32768);  // [1, 128, 1]
   float* const s_nacc = reinterpret_cast<float*>(smem + 65536);  // [1, 128, 64] column-major
-  float* const s_dacc = reinterpret_cast<float*>(smem + 147968);  // [1, 128, 1]
+  float* const s_dacc = reinterpret_cast<float*>(smem + 147456);  // [1, 128, 1]
   float* const s_np = reinterpret_cast<float*>(smem + 0);  // [1, 128, 1, 64]
   float* const s_dp = reinterpret_cast<float*>(smem + 32768);  // [1, 128, 1, 1]
   // q = input_iterator(Q, imap={x:0, z:1}, fmap=phi)
@@ -92,26 +91,12 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
       acc = mg::warp_sum(acc);
       if (threadIdx.x % 32 == 0) s_d[o1] = mg::st<float>(acc);
     }
-    // n = matmul(e, v)
+    // nacc (+)= matmul(e, v), accumulated in place of n
     for (int b0 = 0; b0 < 1; ++b0) {
-      mg::matmul_tile(128, 64, 64, mg::Mat<const float>{s_e + 0, 64, 1}, mg::Mat<const mg::f16>{s_v + 0, 64, 1}, mg::Mat<float>{s_n + 0, 1, 128}, false);
+      mg::matmul_tile(128, 64, 64, mg::Mat<const float>{s_e + 0, 64, 1}, mg::Mat<const mg::f16>{s_v + 0, 64, 1}, mg::Mat<float>{s_nacc + 0, 1, 128}, it > 0);
     }
     __syncthreads();
-    // nacc = accumulator(n, fmap=phi)
-    if (it == 0) {
-      for (int e = threadIdx.x; e < 8192; e += blockDim.x) {
-        const int i1 = (e / 64);
-        const int i2 = (e % 64);
-        s_nacc[i1 + i2 * 128] = mg::st<float>(mg::ld(s_n[i1 + i2 * 128]));
-      }
-    }
-    else {
-      for (int e = threadIdx.x; e < 8192; e += blockDim.x) {
-        const int i1 = (e / 64);
-        const int i2 = (e % 64);
-        s_nacc[i1 + i2 * 128] = mg::st<float>(mg::ld(s_nacc[i1 + i2 * 128]) + mg::ld(s_n[i1 + i2 * 128]));
-      }
-    }
+    // nacc = accumulator(n, fmap=phi): accumulated by the matmul above
     // dacc = accumulator(d, fmap=phi)
     if (it == 0) {
       for (int e = threadIdx.x; e < 128; e += blockDim.x) {
@@ -155,9 +140,9 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
 }
 
 static int graph_op0(cudaStream_t stream, const mg::f16* __restrict__ d_Q, const mg::f16* __restrict__ d_K, const mg::f16* __restrict__ d_V, mg::f16* __restrict__ d_NP, mg::f16* __restrict__ d_DP) {
-  static const cudaError_t attr = cudaFuncSetAttribute(graph_op0_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 148480);
+  static const cudaError_t attr = cudaFuncSetAttribute(graph_op0_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 147968);
   if (attr != cudaSuccess) return static_cast<int>(attr);
-  graph_op0_kernel<<<dim3(2, 8, 2), 128, 148480, stream>>>(d_Q, d_K, d_V, d_NP, d_DP);
+  graph_op0_kernel<<<dim3(2, 8, 2), 128, 147968, stream>>>(d_Q, d_K, d_V, d_NP, d_DP);
   return static_cast<int>(cudaGetLastError());
 }
 

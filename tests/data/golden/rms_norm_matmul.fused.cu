@@ -26,20 +26,19 @@ extern "C" const char* mg_error_string(int code) {
 // ===== graph =====
 namespace {
 
-// graph_defined grid=[128, 1, 1] forloop=64 threads=128 shared=23040 bytes (optimal plan), streaming tiles double-buffered
+// graph_defined grid=[128, 1, 1] forloop=64 threads=128 shared=20992 bytes (optimal plan), streaming tiles double-buffered
 __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restrict__ d_X, const mg::f16* __restrict__ d_G, const mg::f16* __restrict__ d_W, mg::f16* __restrict__ d_Y) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;
   (void)bx; (void)by; (void)bz;
   mg::f16* const s_x_buf = reinterpret_cast<mg::f16*>(smem + 8192);  // [16, 64], 2 buffers
-  mg::f16* const s_g_buf = reinterpret_cast<mg::f16*>(smem + 22528);  // [64], 2 buffers
+  mg::f16* const s_g_buf = reinterpret_cast<mg::f16*>(smem + 20480);  // [64], 2 buffers
   mg::f16* const s_w_buf = reinterpret_cast<mg::f16*>(smem + 0);  // [64, 32], 2 buffers
   mg::f16* const s_xg = reinterpret_cast<mg::f16*>(smem + 16384);  // [16, 64]
-  float* const s_m = reinterpret_cast<float*>(smem + 18432);  // [16, 32]
   float* const s_sq = reinterpret_cast<float*>(smem + 12288);  // [16, 64]
-  float* const s_ss = reinterpret_cast<float*>(smem + 22784);  // [16, 1]
-  float* const s_macc = reinterpret_cast<float*>(smem + 20480);  // [16, 32]
-  float* const s_sacc = reinterpret_cast<float*>(smem + 22912);  // [16, 1]
+  float* const s_ss = reinterpret_cast<float*>(smem + 20736);  // [16, 1]
+  float* const s_macc = reinterpret_cast<float*>(smem + 18432);  // [16, 32]
+  float* const s_sacc = reinterpret_cast<float*>(smem + 20864);  // [16, 1]
   float* const s_y = reinterpret_cast<float*>(smem + 0);  // [16, 32]
   mg::cp_async_commit();
   // first tiles of the loop, into buffer 0
@@ -79,8 +78,8 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
       s_sq[i0 * 64 + i1] = mg::st<float>((mg::ld(s_x[i0 * 64 + i1]) * mg::ld(s_x[i0 * 64 + i1])));
     }
     __syncthreads();
-    // m = matmul(xg, w)
-    mg::matmul_tile(16, 32, 64, mg::Mat<const mg::f16>{s_xg + 0, 64, 1}, mg::Mat<const mg::f16>{s_w + 0, 32, 1}, mg::Mat<float>{s_m + 0, 32, 1}, false);
+    // macc (+)= matmul(xg, w), accumulated in place of m
+    mg::matmul_tile(16, 32, 64, mg::Mat<const mg::f16>{s_xg + 0, 64, 1}, mg::Mat<const mg::f16>{s_w + 0, 32, 1}, mg::Mat<float>{s_macc + 0, 32, 1}, it > 0);
     // ss = sum(sq)
     for (int o = threadIdx.x / 32; o < 16; o += blockDim.x / 32) {
       const int o0 = (o / 1) % 16;
@@ -90,21 +89,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
       if (threadIdx.x % 32 == 0) s_ss[o0] = mg::st<float>(acc);
     }
     __syncthreads();
-    // macc = accumulator(m, fmap=phi)
-    if (it == 0) {
-      for (int e = threadIdx.x; e < 512; e += blockDim.x) {
-        const int i0 = (e / 32);
-        const int i1 = (e % 32);
-        s_macc[i0 * 32 + i1] = mg::st<float>(mg::ld(s_m[i0 * 32 + i1]));
-      }
-    }
-    else {
-      for (int e = threadIdx.x; e < 512; e += blockDim.x) {
-        const int i0 = (e / 32);
-        const int i1 = (e % 32);
-        s_macc[i0 * 32 + i1] = mg::st<float>(mg::ld(s_macc[i0 * 32 + i1]) + mg::ld(s_m[i0 * 32 + i1]));
-      }
-    }
+    // macc = accumulator(m, fmap=phi): accumulated by the matmul above
     // sacc = accumulator(ss, fmap=phi)
     if (it == 0) {
       for (int e = threadIdx.x; e < 16; e += blockDim.x) {
@@ -136,7 +121,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
 }
 
 static int graph_op0(cudaStream_t stream, const mg::f16* __restrict__ d_X, const mg::f16* __restrict__ d_G, const mg::f16* __restrict__ d_W, mg::f16* __restrict__ d_Y) {
-  graph_op0_kernel<<<dim3(128, 1, 1), 128, 23040, stream>>>(d_X, d_G, d_W, d_Y);
+  graph_op0_kernel<<<dim3(128, 1, 1), 128, 20992, stream>>>(d_X, d_G, d_W, d_Y);
   return static_cast<int>(cudaGetLastError());
 }
 }  // namespace
