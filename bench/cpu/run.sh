@@ -26,16 +26,8 @@ fi
 mg="${BUILD_DIR:-$root/build}/mugraph"
 out="${BUILD_DIR:-$root/build}/bench_cpu"
 mkdir -p "$out"
-# Search options per benchmark: single graph-defined kernels (Table 5's setting), LoRA with
-# predefined ops only (its concat-matmul form).
-declare -A opts=(
-  [rms_norm_matmul]="--max-kernel-ops 1 --max-block-ops 9"
-  [gated_mlp]="--max-kernel-ops 1 --max-block-ops 7"
-  [gqa]="--max-kernel-ops 1 --max-block-ops 8"
-  [lora]="--max-kernel-ops 2 --max-graph-defined 0"
-  [ntrans]="--max-kernel-ops 1 --max-block-ops 11"
-  [qknorm_attention]="--max-kernel-ops 1 --max-block-ops 11"
-)
+# shellcheck source=bench/search_options.sh
+source "$root/bench/search_options.sh"
 echo "# mugraph CPU benchmark, $(date -u +%Y-%m-%d), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p')"
 echo "# command: bench/cpu/run.sh --time-budget $budget --runs $runs"
 printf "%-18s %12s %12s %12s %10s %10s %8s  %s\n" benchmark program-us best-us torch-us \

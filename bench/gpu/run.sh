@@ -48,14 +48,8 @@ mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
 echo "== GPU execution tests"
 "$root/.gpu/gpu_test" 2>&1 | tee "$out/gpu_test.log" | grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]" || true
-declare -A opts=(
-  [rms_norm_matmul]="--max-kernel-ops 1 --max-block-ops 9"
-  [gated_mlp]="--max-kernel-ops 1 --max-block-ops 7"
-  [gqa]="--max-kernel-ops 1 --max-block-ops 8"
-  [lora]="--max-kernel-ops 2 --max-graph-defined 0"
-  [ntrans]="--max-kernel-ops 1 --max-block-ops 11"
-  [qknorm_attention]="--max-kernel-ops 1 --max-block-ops 11"
-)
+# shellcheck source=bench/search_options.sh
+source "$root/bench/search_options.sh"
 python3 "$root/bench/gpu/torch_ref.py" rms_norm_matmul --runs 5 --ceilings > "$out/ceilings.json"
 echo "# mugraph GPU benchmark, $(date -u +%Y-%m-%d), $(cat "$out/device.txt")"
 echo "# command: bench/gpu/run.sh --time-budget $budget --runs $runs --target $target"

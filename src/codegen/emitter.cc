@@ -199,4 +199,99 @@ std::vector<std::pair<ir::TensorId, bool>> op_tensors(const ir::KernelOp& op) {
   return v;
 }
 
+std::string scalar_expr(ir::OpKind k, const ir::OpAttrs& a, const std::vector<std::string>& x,
+                        const MathNames& m) {
+  MG_CHECK(static_cast<int>(x.size()) == ir::op_info(k).arity, "arity of " << ir::op_name(k));
+  switch (k) {
+    case ir::OpKind::kExp: return m.exp + "(" + x[0] + ")";
+    case ir::OpKind::kSquare: return "(" + x[0] + " * " + x[0] + ")";
+    case ir::OpKind::kSqrt: return m.sqrt + "(" + x[0] + ")";
+    case ir::OpKind::kSilu: return "(" + x[0] + " / (1.f + " + m.exp + "(-" + x[0] + ")))";
+    case ir::OpKind::kRelu: return m.max + "(" + x[0] + ", 0.f)";
+    case ir::OpKind::kGelu:
+      return "(0.5f * " + x[0] + " * (1.f + " + m.erf + "(" + x[0] + " * 0.70710678118654752f)))";
+    case ir::OpKind::kNeg: return "(-" + x[0] + ")";
+    case ir::OpKind::kReciprocal: return "(1.f / " + x[0] + ")";
+    case ir::OpKind::kScale: return "(" + x[0] + " * " + float_literal(a.factor.to_double()) + ")";
+    case ir::OpKind::kAdd: return "(" + x[0] + " + " + x[1] + ")";
+    case ir::OpKind::kSub: return "(" + x[0] + " - " + x[1] + ")";
+    case ir::OpKind::kMul: return "(" + x[0] + " * " + x[1] + ")";
+    case ir::OpKind::kDiv: return "(" + x[0] + " / " + x[1] + ")";
+    case ir::OpKind::kMatmul:
+    case ir::OpKind::kConcatMatmul:
+    case ir::OpKind::kSum:
+    case ir::OpKind::kRepeat:
+    case ir::OpKind::kReshape:
+    case ir::OpKind::kConcat: break;
+  }
+  MG_CHECK(false, ir::op_name(k) << " is not element-wise");
+  return "";
+}
+
+std::string device_name(const ir::Tensor& t) { return "d_" + identifier(t.name); }
+std::string shared_name(const ir::Tensor& t) { return "s_" + identifier(t.name); }
+
+std::string op_params(const ir::KernelGraph& g, const ir::KernelOp& op, std::string_view restrict_kw) {
+  std::string s;
+  for (const auto& [id, out] : op_tensors(op))
+    s += (s.empty() ? "" : ", ") + std::string(out ? "" : "const ") +
+         storage_type(g.tensor(id).type.dtype) + "* " + std::string(restrict_kw) + " " +
+         device_name(g.tensor(id));
+  return s;
+}
+
+std::string op_args(const ir::KernelGraph& g, const ir::KernelOp& op) {
+  std::string s;
+  for (const auto& [id, out] : op_tensors(op))
+    s += (s.empty() ? "" : ", ") + device_name(g.tensor(id));
+  return s;
+}
+
+void emit_bindings(Writer& w, const ir::KernelGraph& g, const EntryBinding& b) {
+  for (size_t id = 0; id < g.tensors.size(); ++id) {
+    const ir::Tensor& t = g.tensors[id];
+    const EntryBinding::Source& src = b.tensors[id];
+    const bool is_const = src.from == EntryBinding::From::kInput;
+    const std::string ty = (is_const ? "const " : "") + storage_type(t.type.dtype) + "*";
+    const std::string from = src.from == EntryBinding::From::kInput
+                                 ? "in[" + std::to_string(src.index) + "]"
+                             : src.from == EntryBinding::From::kOutput
+                                 ? "out[" + std::to_string(src.index) + "]"
+                                 : "static_cast<void*>(ws + " + std::to_string(src.index) + ")";
+    w.line(ty + " const " + device_name(t) + " = static_cast<" + ty + ">(" + from + ");");
+  }
+}
+
+Status check_entry_args(const Module::Entry& e, size_t in, size_t out) {
+  if (static_cast<int>(in) != e.num_inputs || static_cast<int>(out) != e.num_outputs)
+    return error(e.symbol, " takes ", e.num_inputs, " inputs and ", e.num_outputs, " outputs, ",
+                 in, " and ", out, " given");
+  return {};
+}
+
+Status emit_graphs(Writer& w, Module& m, const std::vector<NamedGraph>& graphs,
+                   std::string_view backend, const OpEmitter& op, const EntryEmitter& entry) {
+  std::set<std::string> names;
+  for (const NamedGraph& ng : graphs) {
+    const std::string name = identifier(ng.name);
+    if (!names.insert(name).second)
+      return error("codegen/", backend, ": two graphs named '", name, "' in one module");
+    const ir::KernelGraph& g = *ng.graph;
+    if (g.outputs.empty()) return error("codegen/", backend, ": graph '", ng.name, "' has no outputs");
+    w.blank();
+    w.line("// ===== " + ng.name + " =====");
+    w.line("namespace {");
+    for (size_t k = 0; k < g.ops.size(); ++k) {
+      w.blank();
+      if (Status s = op(w, g, k, name + "_op" + std::to_string(k)); !s.ok())
+        return error("graph '", ng.name, "': ", s.message());
+    }
+    w.line("}  // namespace");
+    w.blank();
+    m.entries.push_back(entry(w, g, name));
+  }
+  m.source = w.str();
+  return {};
+}
+
 }  // namespace mugraph::codegen

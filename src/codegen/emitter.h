@@ -105,6 +105,19 @@ EntryBinding bind_entry(const ir::KernelGraph& g);
 // concat_matmul(X, X, A, B)), inputs first; `second` is true for outputs.
 std::vector<std::pair<ir::TensorId, bool>> op_tensors(const ir::KernelOp& op);
 
+// Device tensors are "d_<name>" in generated code, block tensors "s_<name>": names from the two
+// levels never collide.
+std::string device_name(const ir::Tensor& t);
+std::string shared_name(const ir::Tensor& t);
+// A kernel op's function parameters ("const T* <restrict> d_X, ..., T* <restrict> d_Y", from
+// op_tensors) and the matching argument list.
+std::string op_params(const ir::KernelGraph& g, const ir::KernelOp& op, std::string_view restrict_kw);
+std::string op_args(const ir::KernelGraph& g, const ir::KernelOp& op);
+// The entry's declaration of every device tensor's pointer, per bind_entry (inputs const):
+// "const float* const d_X = static_cast<const float*>(in[0]);", one line each. The entry names
+// its parameters `in`, `out` and (a char*) `ws`.
+void emit_bindings(Writer& w, const ir::KernelGraph& g, const EntryBinding& b);
+
 // A graph to generate under a name; the name becomes the entry symbol
 // "mg_entry_<identifier(name)>" and must be unique per module.
 struct NamedGraph {
@@ -123,5 +136,29 @@ struct Module {
   std::string source;
   std::vector<Entry> entries;
 };
+
+// Ok iff `in` and `out` pointers match the entry's inputs and outputs; the error names the entry.
+Status check_entry_args(const Module::Entry& e, size_t in, size_t out);
+
+// The spelling of the math functions element-wise ops need, per backend.
+struct MathNames {
+  std::string exp, sqrt, erf, max;  // e.g. "std::exp" / "expf"
+};
+// The f32 expression of element-wise op `k` on f32 expressions `x` (its arity): the one
+// element-wise table of the generators (no default: a new op row fails to compile until it is
+// spelled here).
+std::string scalar_expr(ir::OpKind k, const ir::OpAttrs& a, const std::vector<std::string>& x,
+                        const MathNames& math);
+
+// Drives a generator over a module's graphs: rejects names that collide after identifier() and
+// graphs without outputs (errors prefixed "codegen/<backend>"), and for each graph writes a
+// banner, calls op(w, g, k, "<name>_op<k>") for every kernel op inside an anonymous namespace,
+// then appends entry(w, g, name) to m.entries.
+using OpEmitter =
+    std::function<Status(Writer&, const ir::KernelGraph&, size_t, const std::string&)>;
+using EntryEmitter =
+    std::function<Module::Entry(Writer&, const ir::KernelGraph&, const std::string&)>;
+Status emit_graphs(Writer& w, Module& m, const std::vector<NamedGraph>& graphs,
+                   std::string_view backend, const OpEmitter& op, const EntryEmitter& entry);
 
 }  // namespace mugraph::codegen

@@ -32,9 +32,7 @@ Status CpuModule::run(size_t index, const std::vector<const void*>& in,
                       const std::vector<void*>& out) {
   if (index >= fns_.size()) return error("module has no entry #", index);
   const codegen::Module::Entry& e = module_.entries[index];
-  if (static_cast<int>(in.size()) != e.num_inputs || static_cast<int>(out.size()) != e.num_outputs)
-    return error(e.symbol, " takes ", e.num_inputs, " inputs and ", e.num_outputs, " outputs, ",
-                 in.size(), " and ", out.size(), " given");
+  MG_RETURN_IF_ERROR(codegen::check_entry_args(e, in.size(), out.size()));
   if (!workspaces_[index] && e.workspace_bytes > 0) {
     void* p = std::aligned_alloc(64, static_cast<size_t>((e.workspace_bytes + 63) / 64 * 64));
     if (p == nullptr) return error(e.symbol, ": cannot allocate ", e.workspace_bytes, " bytes");

@@ -58,9 +58,7 @@ Status CudaModule::run(size_t index, const std::vector<const void*>& in,
                        const std::vector<void*>& out) {
   if (index >= fns_.size()) return error("module has no entry #", index);
   const codegen::Module::Entry& e = module_.entries[index];
-  if (static_cast<int>(in.size()) != e.num_inputs || static_cast<int>(out.size()) != e.num_outputs)
-    return error(e.symbol, " takes ", e.num_inputs, " inputs and ", e.num_outputs, " outputs, ",
-                 in.size(), " and ", out.size(), " given");
+  MG_RETURN_IF_ERROR(codegen::check_entry_args(e, in.size(), out.size()));
   const int rc = fns_[index](const_cast<void* const*>(in.data()), out.data(),
                              workspaces_[index].data(), device_->stream());
   if (rc != 0) return error(e.symbol, ": ", error_string_(rc), " (code ", rc, ")");

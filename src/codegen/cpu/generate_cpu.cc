@@ -9,24 +9,14 @@ namespace {
 
 using ir::BlockNodeKind;
 
-// Device tensors are "d_<name>", block tensors "s_<name>", thread values "v_<name>": names
-// from the three levels never collide.
-std::string dev(const ir::Tensor& t) { return "d_" + identifier(t.name); }
-std::string shm(const ir::Tensor& t) { return "s_" + identifier(t.name); }
+std::string dev(const ir::Tensor& t) { return device_name(t); }
+std::string shm(const ir::Tensor& t) { return shared_name(t); }
 
 std::string params(const ir::KernelGraph& g, const ir::KernelOp& op) {
-  std::string s;
-  for (const auto& [id, out] : op_tensors(op))
-    s += (s.empty() ? "" : ", ") + std::string(out ? "" : "const ") +
-         storage_type(g.tensor(id).type.dtype) + "* __restrict " + dev(g.tensor(id));
-  return s;
+  return op_params(g, op, "__restrict");
 }
 
-std::string args(const ir::KernelGraph& g, const ir::KernelOp& op) {
-  std::string s;
-  for (const auto& [id, out] : op_tensors(op)) s += (s.empty() ? "" : ", ") + dev(g.tensor(id));
-  return s;
-}
+std::string args(const ir::KernelGraph& g, const ir::KernelOp& op) { return op_args(g, op); }
 
 // Emits one block graph: the buffers, the for-loop, the post-loop ops and the savers.
 class BlockEmitter {
@@ -203,18 +193,7 @@ Module::Entry emit_entry(Writer& w, const ir::KernelGraph& g, const std::string&
                   static_cast<int>(g.outputs.size())};
   w.open("extern \"C\" void " + e.symbol + "(void* const* in, void* const* out, char* ws)");
   w.line("(void)ws;");
-  for (size_t id = 0; id < g.tensors.size(); ++id) {
-    const ir::Tensor& t = g.tensors[id];
-    const EntryBinding::Source& src = b.tensors[id];
-    const bool is_const = src.from == EntryBinding::From::kInput;
-    const std::string ty = (is_const ? "const " : "") + storage_type(t.type.dtype) + "*";
-    const std::string from = src.from == EntryBinding::From::kInput
-                                 ? "in[" + std::to_string(src.index) + "]"
-                             : src.from == EntryBinding::From::kOutput
-                                 ? "out[" + std::to_string(src.index) + "]"
-                                 : "static_cast<void*>(ws + " + std::to_string(src.index) + ")";
-    w.line(ty + " const " + dev(t) + " = static_cast<" + ty + ">(" + from + ");");
-  }
+  emit_bindings(w, g, b);
   for (size_t k = 0; k < g.ops.size(); ++k)
     w.line(name + "_op" + std::to_string(k) + "(" + args(g, g.ops[k]) + ");");
   for (size_t i : b.copied_outputs) {
@@ -239,29 +218,16 @@ Result<Module> generate_cpu(const std::vector<NamedGraph>& graphs) {
   w.line("#include <cmath>");
   w.line("#include <cstdint>");
   w.line(std::string("#include \"") + kCpuLibraryHeader + "\"");
-  std::set<std::string> names;
-  for (const NamedGraph& ng : graphs) {
-    const std::string name = identifier(ng.name);
-    if (!names.insert(name).second)
-      return error("codegen/cpu: two graphs named '", name, "' in one module");
-    const ir::KernelGraph& g = *ng.graph;
-    if (g.outputs.empty()) return error("codegen/cpu: graph '", ng.name, "' has no outputs");
-    w.blank();
-    w.line("// ===== " + ng.name + " =====");
-    w.line("namespace {");
-    for (size_t k = 0; k < g.ops.size(); ++k) {
-      const std::string fn = name + "_op" + std::to_string(k);
-      w.blank();
-      if (g.ops[k].graph_defined)
-        emit_graph_defined(w, g, g.ops[k], fn);
-      else
-        emit_predefined(w, g, g.ops[k], fn);
-    }
-    w.line("}  // namespace");
-    w.blank();
-    m.entries.push_back(emit_entry(w, g, name));
-  }
-  m.source = w.str();
+  MG_RETURN_IF_ERROR(emit_graphs(
+      w, m, graphs, "cpu",
+      [](Writer& w, const ir::KernelGraph& g, size_t k, const std::string& fn) -> Status {
+        if (g.ops[k].graph_defined)
+          emit_graph_defined(w, g, g.ops[k], fn);
+        else
+          emit_predefined(w, g, g.ops[k], fn);
+        return {};
+      },
+      emit_entry));
   return m;
 }
 

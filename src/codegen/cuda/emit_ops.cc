@@ -190,31 +190,8 @@ void emit_reshape(Writer& w, const Operand& in, const Operand& out, Loop loop) {
 }  // namespace
 
 std::string scalar_expr(ir::OpKind k, const ir::OpAttrs& a, const std::vector<std::string>& x) {
-  MG_CHECK(static_cast<int>(x.size()) == ir::op_info(k).arity, "arity of " << ir::op_name(k));
-  switch (k) {
-    case ir::OpKind::kExp: return "expf(" + x[0] + ")";
-    case ir::OpKind::kSquare: return "(" + x[0] + " * " + x[0] + ")";
-    case ir::OpKind::kSqrt: return "sqrtf(" + x[0] + ")";
-    case ir::OpKind::kSilu: return "(" + x[0] + " / (1.f + expf(-" + x[0] + ")))";
-    case ir::OpKind::kRelu: return "fmaxf(" + x[0] + ", 0.f)";
-    case ir::OpKind::kGelu:
-      return "(0.5f * " + x[0] + " * (1.f + erff(" + x[0] + " * 0.70710678118654752f)))";
-    case ir::OpKind::kNeg: return "(-" + x[0] + ")";
-    case ir::OpKind::kReciprocal: return "(1.f / " + x[0] + ")";
-    case ir::OpKind::kScale: return "(" + x[0] + " * " + float_literal(a.factor.to_double()) + ")";
-    case ir::OpKind::kAdd: return "(" + x[0] + " + " + x[1] + ")";
-    case ir::OpKind::kSub: return "(" + x[0] + " - " + x[1] + ")";
-    case ir::OpKind::kMul: return "(" + x[0] + " * " + x[1] + ")";
-    case ir::OpKind::kDiv: return "(" + x[0] + " / " + x[1] + ")";
-    case ir::OpKind::kMatmul:
-    case ir::OpKind::kConcatMatmul:
-    case ir::OpKind::kSum:
-    case ir::OpKind::kRepeat:
-    case ir::OpKind::kReshape:
-    case ir::OpKind::kConcat: break;
-  }
-  MG_CHECK(false, ir::op_name(k) << " is not element-wise");
-  return "";
+  static const MathNames math{"expf", "sqrtf", "erff", "fmaxf"};
+  return codegen::scalar_expr(k, a, x, math);
 }
 
 void emit_map(Writer& w, const Operand& out, const std::vector<Operand>& in, Loop loop,

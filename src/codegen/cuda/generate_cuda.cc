@@ -14,26 +14,16 @@ namespace {
 
 using ir::BlockNodeKind;
 
-// Device tensors are "d_<name>", block tensors "s_<name>": names from the two levels never
-// collide.
-std::string dev(const ir::Tensor& t) { return "d_" + identifier(t.name); }
-std::string shm(const ir::Tensor& t) { return "s_" + identifier(t.name); }
+std::string dev(const ir::Tensor& t) { return device_name(t); }
+std::string shm(const ir::Tensor& t) { return shared_name(t); }
 
 constexpr int kGridThreads = 256;  // threads per block of the small kernel-level kernels
 
 std::string params(const ir::KernelGraph& g, const ir::KernelOp& op) {
-  std::string s;
-  for (const auto& [id, out] : op_tensors(op))
-    s += (s.empty() ? "" : ", ") + std::string(out ? "" : "const ") +
-         storage_type(g.tensor(id).type.dtype) + "* __restrict__ " + dev(g.tensor(id));
-  return s;
+  return op_params(g, op, "__restrict__");
 }
 
-std::string args(const ir::KernelGraph& g, const ir::KernelOp& op) {
-  std::string s;
-  for (const auto& [id, out] : op_tensors(op)) s += (s.empty() ? "" : ", ") + dev(g.tensor(id));
-  return s;
-}
+std::string args(const ir::KernelGraph& g, const ir::KernelOp& op) { return op_args(g, op); }
 
 std::string grid_blocks(int64_t work) {
   return std::to_string(std::clamp<int64_t>((work + kGridThreads - 1) / kGridThreads, 1, 65536));
@@ -551,18 +541,7 @@ Module::Entry emit_entry(Writer& w, const ir::KernelGraph& g, const std::string&
   w.line("cudaStream_t stream = static_cast<cudaStream_t>(stream_);");
   w.line("char* const ws = static_cast<char*>(ws_);");
   w.line("(void)ws;");
-  for (size_t id = 0; id < g.tensors.size(); ++id) {
-    const ir::Tensor& t = g.tensors[id];
-    const EntryBinding::Source& src = b.tensors[id];
-    const bool is_const = src.from == EntryBinding::From::kInput;
-    const std::string ty = (is_const ? "const " : "") + storage_type(t.type.dtype) + "*";
-    const std::string from = src.from == EntryBinding::From::kInput
-                                 ? "in[" + std::to_string(src.index) + "]"
-                             : src.from == EntryBinding::From::kOutput
-                                 ? "out[" + std::to_string(src.index) + "]"
-                                 : "static_cast<void*>(ws + " + std::to_string(src.index) + ")";
-    w.line(ty + " const " + dev(t) + " = static_cast<" + ty + ">(" + from + ");");
-  }
+  emit_bindings(w, g, b);
   w.line("int e = 0;");
   for (size_t k = 0; k < g.ops.size(); ++k)
     w.line("if ((e = " + name + "_op" + std::to_string(k) + "(stream, " + args(g, g.ops[k]) +
@@ -621,34 +600,20 @@ Result<Module> generate_cuda(const std::vector<NamedGraph>& graphs, const CudaOp
   w.line(std::string("#include \"") + kDeviceLibraryHeader + "\"");
   w.blank();
   w.text(kHelpers);
-  std::set<std::string> names;
-  for (const NamedGraph& ng : graphs) {
-    const std::string name = identifier(ng.name);
-    if (!names.insert(name).second)
-      return error("codegen/cuda: two graphs named '", name, "' in one module");
-    const ir::KernelGraph& g = *ng.graph;
-    if (g.outputs.empty()) return error("codegen/cuda: graph '", ng.name, "' has no outputs");
-    w.blank();
-    w.line("// ===== " + ng.name + " =====");
-    w.line("namespace {");
-    for (size_t k = 0; k < g.ops.size(); ++k) {
-      const std::string fn = name + "_op" + std::to_string(k);
-      w.blank();
-      if (g.ops[k].graph_defined) {
+  MG_RETURN_IF_ERROR(emit_graphs(
+      w, m, graphs, "cuda",
+      [&](Writer& w, const ir::KernelGraph& g, size_t k, const std::string& fn) -> Status {
+        if (!g.ops[k].graph_defined) {
+          emit_predefined(w, g, g.ops[k], fn);
+          return {};
+        }
         BlockKernel bk(g, g.ops[k], options);
-        MG_RETURN_IF_ERROR(bk.plan("codegen/cuda: graph '" + ng.name + "', graph_defined op " +
-                                   std::to_string(k) + " producing '" +
-                                   g.tensor(g.ops[k].outputs[0]).name + "'"));
+        MG_RETURN_IF_ERROR(bk.plan("codegen/cuda: graph_defined op " + std::to_string(k) +
+                                   " producing '" + g.tensor(g.ops[k].outputs[0]).name + "'"));
         bk.emit(w, fn);
-      } else {
-        emit_predefined(w, g, g.ops[k], fn);
-      }
-    }
-    w.line("}  // namespace");
-    w.blank();
-    m.entries.push_back(emit_entry(w, g, name));
-  }
-  m.source = w.str();
+        return {};
+      },
+      emit_entry));
   return m;
 }
 
