@@ -47,6 +47,10 @@ class BlockKernel {
         dtype_[t] = bg_.input_types[static_cast<size_t>(n.input_index)].dtype;
         streaming_[t] = n.fmap != ir::kReplica;
       }
+    // Who reads each tensor (node indices).
+    std::vector<std::vector<size_t>> readers(bg_.tensors.size());
+    for (size_t i = 0; i < bg_.nodes.size(); ++i)
+      for (ir::TensorId in : bg_.nodes[i].inputs) readers[static_cast<size_t>(in)].push_back(i);
     // Operands computed for tensor cores: an intermediate read only by matmuls is stored in the
     // kernel's 16-bit input type (when all inputs share one), as the unfused program would
     // store it in device memory, so that mg::matmul_tile can use tensor cores.
@@ -61,30 +65,34 @@ class BlockKernel {
     if (half)
       for (const ir::BlockNode& n : bg_.nodes) {
         if (n.kind != BlockNodeKind::kCompute && n.kind != BlockNodeKind::kThreadGraph) continue;
-        for (ir::TensorId t : n.outputs)
-          if (only_matmuls_read(t)) dtype_[static_cast<size_t>(t)] = *half;
+        for (ir::TensorId t : n.outputs) {
+          const auto& r = readers[static_cast<size_t>(t)];
+          if (!r.empty() && std::all_of(r.begin(), r.end(), [&](size_t i) { return is_matmul(node(i)); }))
+            dtype_[static_cast<size_t>(t)] = *half;
+        }
       }
     // A matmul whose result only feeds a summing accumulator accumulates straight into it
     // (tensor-core fragments load the accumulator, add, store back): no temporary tile, no
     // separate accumulation pass.
     into_.assign(bg_.nodes.size(), -1);
-    for (size_t i = 0; i < bg_.nodes.size(); ++i) {
-      const ir::BlockNode& acc = bg_.nodes[i];
+    fused_away_.assign(bg_.tensors.size(), false);
+    fused_acc_.assign(bg_.nodes.size(), false);
+    for (size_t p = 0; p < bg_.nodes.size(); ++p) {
+      if (!is_matmul(bg_.nodes[p])) continue;
+      const ir::TensorId t = bg_.nodes[p].outputs[0];
+      const auto& r = readers[static_cast<size_t>(t)];
+      if (r.size() != 1) continue;
+      const ir::BlockNode& acc = bg_.nodes[r[0]];
       if (acc.kind != BlockNodeKind::kAccumulator || acc.fmap != ir::kReplica) continue;
-      for (size_t p = 0; p < bg_.nodes.size(); ++p) {
-        const ir::BlockNode& mm = bg_.nodes[p];
-        const bool matmul = mm.kind == BlockNodeKind::kCompute &&
-                            (ir::op_info(mm.op).cls == ir::OpClass::kMatmul ||
-                             ir::op_info(mm.op).cls == ir::OpClass::kConcatMatmul);
-        if (matmul && mm.outputs[0] == acc.inputs[0] && readers(acc.inputs[0]) == 1)
-          into_[p] = static_cast<int>(i);
-      }
+      into_[p] = static_cast<int>(r[0]);
+      fused_away_[static_cast<size_t>(t)] = true;
+      fused_acc_[r[0]] = true;
     }
     double_buffer_ = opt_.double_buffer && bg_.forloop > 1;
     for (int attempt = 0; attempt < 2; ++attempt) {
       std::vector<opt::TensorStorage> storage;
       for (size_t t = 0; t < bg_.tensors.size(); ++t)
-        storage.push_back({fused_away(static_cast<ir::TensorId>(t))
+        storage.push_back({fused_away_[t]
                                ? 0
                                : bg_.tensors[t].type.shape.numel() * ir::dtype_bytes(dtype_[t]),
                            double_buffer_ && streaming_[t] ? 2 : 1});
@@ -113,7 +121,7 @@ class BlockKernel {
     w.line("const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;");
     w.line("(void)bx; (void)by; (void)bz;");
     for (size_t t = 0; t < bg_.tensors.size(); ++t) {
-      if (memory_.live[t].first < 0 || fused_away(static_cast<ir::TensorId>(t))) continue;
+      if (memory_.live[t].first < 0 || fused_away_[t]) continue;
       const std::string ty = storage_type(dtype_[t]);
       w.line(ty + "* const " + buffer_name(t) + " = reinterpret_cast<" + ty + "*>(smem + " +
              std::to_string(memory_.offset[t]) + ");  // " + bg_.tensors[t].type.shape.to_string() +
@@ -187,35 +195,9 @@ class BlockKernel {
 
   const ir::BlockNode& node(int i) const { return bg_.nodes[static_cast<size_t>(i)]; }
   const ir::Tensor& tensor(ir::TensorId t) const { return bg_.tensors[static_cast<size_t>(t)]; }
-  int readers(ir::TensorId t) const {
-    int n = 0;
-    for (const ir::BlockNode& node : bg_.nodes)
-      for (ir::TensorId in : node.inputs) n += in == t ? 1 : 0;
-    return n;
-  }
-  // The temporary result of a matmul that accumulates straight into its accumulator.
-  bool fused_away(ir::TensorId t) const {
-    for (size_t p = 0; p < bg_.nodes.size(); ++p)
-      if (into_[p] >= 0 && bg_.nodes[p].outputs[0] == t) return true;
-    return false;
-  }
-  bool is_fused_accumulator(const ir::BlockNode& n) const {
-    for (int a : into_)
-      if (a >= 0 && &bg_.nodes[static_cast<size_t>(a)] == &n) return true;
-    return false;
-  }
-  bool only_matmuls_read(ir::TensorId t) const {
-    int readers = 0;
-    for (const ir::BlockNode& n : bg_.nodes)
-      for (ir::TensorId in : n.inputs)
-        if (in == t) {
-          const bool matmul = n.kind == BlockNodeKind::kCompute &&
-                              (ir::op_info(n.op).cls == ir::OpClass::kMatmul ||
-                               ir::op_info(n.op).cls == ir::OpClass::kConcatMatmul);
-          if (!matmul) return false;
-          ++readers;
-        }
-    return readers > 0;
+  static bool is_matmul(const ir::BlockNode& n) {
+    return n.kind == BlockNodeKind::kCompute && (ir::op_info(n.op).cls == ir::OpClass::kMatmul ||
+                                                 ir::op_info(n.op).cls == ir::OpClass::kConcatMatmul);
   }
   bool is_double(size_t t) const { return double_buffer_ && streaming_[t]; }
   std::string buffer_name(size_t t) const {
@@ -302,7 +284,7 @@ class BlockKernel {
     switch (n.kind) {
       case BlockNodeKind::kInputIterator: return;  // emitted with the loop's loads
       case BlockNodeKind::kAccumulator:
-        if (is_fused_accumulator(n))
+        if (fused_acc_[static_cast<size_t>(&n - bg_.nodes.data())])
           w.line("// " + tensor(n.outputs[0]).name + " = accumulator(" + tensor(n.inputs[0]).name +
                  ", fmap=phi): accumulated by the matmul above");
         else
@@ -386,6 +368,8 @@ class BlockKernel {
   std::vector<ir::DType> dtype_;
   std::vector<bool> streaming_;
   std::vector<int> into_;  // per node: the accumulator node a matmul accumulates into, or -1
+  std::vector<bool> fused_away_;  // per tensor: a matmul result that is never materialized
+  std::vector<bool> fused_acc_;   // per node: an accumulator its matmul fills directly
   bool double_buffer_ = false;
 };
 
