@@ -275,6 +275,10 @@ void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
   c->add_flag("--resume", o.search.resume, "continue a stopped search from its checkpoint");
   c->add_option("--screen-samples", o.search.screen_samples, "output entries sampled by each screen test (default 2)");
   c->add_flag("--no-prune", o.no_prune, "do not prune with abstract expressions (Table 5 baseline)");
+  c->add_option("--z3-fallback", o.search.oracle.z3_fallback_budget_s,
+                 "seconds of Z3 for prefixes an unsaturated e-graph cannot place (default 0: prune them)");
+  c->add_option("--unsaturated-rounds", o.search.oracle.unsaturated_rounds,
+                 "rewrite rounds of the e-graph used when saturation stops on a limit (default 3)");
   c->add_flag("--quiet", o.quiet, "no progress lines on stderr");
   c->add_option("--seed", o.seed, "verifier seed (default 0)");
   c->add_option("--target", o.target, targets);

@@ -40,7 +40,7 @@ struct ENode {
 struct SaturationLimits {
   // Defaults fit the paper's benchmark programs with room to spare (RMSNorm+MatMul saturates
   // in about 10k nodes); a program that needs more gets an unsaturated e-graph, and the oracle
-  // then asks Z3 about every prefix it cannot find.
+  // then asks Z3 about every prefix it cannot find, or prunes it (oracle.h).
   size_t max_nodes = 400000;
   int max_iterations = 60;
   double max_seconds = 60;

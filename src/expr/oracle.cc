@@ -19,6 +19,8 @@ std::string OracleStats::to_string() const {
      << egraph_seconds << " s, Z3 " << z3_answers << " answers (" << z3_timeouts
      << " timeouts) in " << z3_seconds << " s";
   if (disagreements) os << ", " << disagreements << " disagreements";
+  if (pruned_unproven)
+    os << ", " << pruned_unproven << " pruned unproven (not in the unsaturated e-graph)";
   if (saturation.iterations == 0) {
     os << "\ne-graph: not used";
     return os.str();
@@ -26,6 +28,9 @@ std::string OracleStats::to_string() const {
   os << "\ne-graph: " << saturation.stop_reason << " after " << saturation.iterations
      << " iterations, " << saturation.nodes << " nodes, " << saturation.classes << " classes, "
      << saturate_seconds << " s";
+  if (first_attempt.iterations > 0)
+    os << " (rebuilt after the first attempt stopped: " << first_attempt.stop_reason << " after "
+       << first_attempt.iterations << " iterations, " << first_attempt.nodes << " nodes)";
   return os.str();
 }
 
@@ -36,6 +41,16 @@ Oracle::Oracle(ExprPool& pool, std::vector<Expr> program, OracleOptions options)
   const auto t0 = std::chrono::steady_clock::now();
   for (Expr e : program_) roots_.push_back(egraph_.add_expr(e));
   stats_.saturation = saturate(egraph_, equivalence_axioms(), options_.limits);
+  if (!stats_.saturation.saturated && options_.unsaturated_rounds > 0 &&
+      stats_.saturation.iterations > options_.unsaturated_rounds) {
+    stats_.first_attempt = stats_.saturation;
+    egraph_ = EGraph();
+    roots_.clear();
+    for (Expr e : program_) roots_.push_back(egraph_.add_expr(e));
+    SaturationLimits bounded = options_.limits;
+    bounded.max_iterations = options_.unsaturated_rounds;
+    stats_.saturation = saturate(egraph_, equivalence_axioms(), bounded);
+  }
   for (ClassId& r : roots_) r = egraph_.find(r);
   reachable_ = egraph_.reachable_from(roots_);
   stats_.saturate_seconds = seconds_since(t0);
@@ -86,6 +101,11 @@ bool Oracle::decide(Expr prefix) {
     if (eg && options_.mode == OracleMode::kEGraph) {
       ++stats_.egraph_answers;
       return *eg;
+    }
+    if (!eg && options_.mode == OracleMode::kEGraph &&
+        stats_.z3_seconds >= options_.z3_fallback_budget_s) {
+      ++stats_.pruned_unproven;
+      return false;
     }
   }
   const auto t0 = std::chrono::steady_clock::now();

@@ -7,7 +7,12 @@
 //                          (egraph.h); each query is then a lookup plus a reachability bit,
 //                          microseconds instead of Z3's milliseconds, and complete whenever
 //                          saturation finished. If it did not (a limit was hit), a prefix the
-//                          e-graph cannot find goes to Z3.
+//                          e-graph cannot find goes to Z3 while the fallback's Z3 time budget
+//                          lasts (z3_fallback_budget_s), and is pruned unproven after that:
+//                          the search sets the budget to 0, because where saturation blows up
+//                          (nTrans: distributivity over a 9-term square) E-matching in Z3
+//                          blows up too and every query times out, i.e. keeps the prefix
+//                          after seconds of work, which is no pruning at all.
 //   kZ3                    the paper's formulation, every query to the solver (z3_oracle.h).
 //   kCrossCheck            both on every query; the answer is "keep" if either keeps, and
 //                          each disagreement is counted (tests and the benchmark use it).
@@ -18,6 +23,7 @@
 // the backends; the e-graph answer itself is a few hash lookups).
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -37,6 +43,16 @@ struct OracleOptions {
   OracleMode mode = OracleMode::kEGraph;
   SaturationLimits limits;
   unsigned z3_timeout_ms = 2000;
+  // Total Z3 time for prefixes an unsaturated e-graph cannot find (kEGraph mode). Once spent,
+  // such prefixes are pruned without proof (counted in OracleStats::pruned_unproven): the
+  // pruning then only keeps what the partial e-graph holds. Infinity: always ask Z3.
+  double z3_fallback_budget_s = std::numeric_limits<double>::infinity();
+  // When saturation hits a limit and this is > 0, the e-graph is rebuilt with at most this
+  // many rewrite rounds: it then holds every form within that many rounds of the program (a
+  // set that does not depend on where a node limit happened to cut a round), which is what
+  // the oracle keeps when Z3 is not asked. Few rounds keep the pruning sharp (nTrans: 3 rounds,
+  // 919 nodes, against 350k nodes and ~50x more kept prefixes when cut by the node limit).
+  int unsaturated_rounds = 0;
 };
 
 struct OracleStats {
@@ -45,10 +61,12 @@ struct OracleStats {
   size_t egraph_answers = 0;  // decided by the e-graph
   size_t z3_answers = 0;      // decided by Z3 (kZ3 mode, or e-graph fallback)
   size_t z3_timeouts = 0;     // Z3 ran out of time (answered keep)
+  size_t pruned_unproven = 0;  // not in the unsaturated e-graph, Z3 fallback budget spent
   size_t kept = 0, pruned = 0;  // distinct prefixes, by answer
   size_t disagreements = 0;     // kCrossCheck: e-graph and Z3 differed
   double saturate_seconds = 0, egraph_seconds = 0, z3_seconds = 0;
-  SaturationReport saturation;
+  SaturationReport saturation;     // of the e-graph in use
+  SaturationReport first_attempt;  // when it was rebuilt with unsaturated_rounds: the cut one
   std::string to_string() const;  // one line per group, for logs and the search summary
 };
 

@@ -122,6 +122,7 @@ struct Enumerator::Config {
   std::vector<expr::Expr> input_exprs;
   std::vector<Labels> input_labels;  // per program input, canonical index classes
   std::vector<bool> reduced;         // per index class: does the program sum over it?
+  std::vector<bool> reduced_by_every_output;  // ... and does every output depend on that sum?
   int max_arity_kernel = 1, max_arity_block = 1;
   int tasks = 0;
 
@@ -286,6 +287,10 @@ class Worker {
     for (int k = 0; ok && k < 2; ++k) {
       const int red = r->reduced[k];
       ok = red < 0 || red == kAnyLabel || c_.reduced[static_cast<size_t>(red)];
+      // In the last block graph, a reduction over an index the grid splits stays partial:
+      // no later kernel can add up the blocks' parts (split-KV needs a second kernel).
+      if (ok && red >= 0 && frame_ && frame_->last)
+        for (int g : frame_->grid_label) ok &= g != red;
     }
     if (!ok) {
       ++st_.pruned_shape;
@@ -566,6 +571,10 @@ class Worker {
           ++st_.pruned_memory;
           continue;
         }
+        if (last && splits_an_index_every_output_sums(kt_[k].lab, ch)) {
+          ++st_.pruned_shape;
+          continue;
+        }
         cs.push_back(std::move(ch));
       }
       f.choices.push_back(std::move(cs));
@@ -588,6 +597,18 @@ class Worker {
     block_step();
     frame_ = nullptr;
     done_ = nullptr;
+  }
+
+  // In the last block graph, a grid dim that splits an index every program output sums over
+  // leaves each block part of that sum, and no later kernel adds the parts up (split-KV needs
+  // a second kernel): such input maps are never chosen there.
+  bool splits_an_index_every_output_sums(const Labels& lab, const IterChoice& ch) const {
+    for (int g = 0; g < 3; ++g) {
+      if (ch.imap[g] == ir::kReplica) continue;
+      const int label = lab[ch.imap[g]];
+      if (label >= 0 && c_.reduced_by_every_output[static_cast<size_t>(label)]) return true;
+    }
+    return false;
   }
 
   int block_compute_ops() const { return static_cast<int>(frame_->ops.size()); }
@@ -683,8 +704,30 @@ class Worker {
     need += open_in;
     need += std::max(0, open_post - f.max_outputs);
     if (open_in + open_post > c_.opt.max_open_tensors) return false;
+    if (!maps_still_possible()) return false;
     const int left = c_.opt.max_block_ops - block_compute_ops();
     return need <= left * std::max(c_.max_arity_block - 1, 1);
+  }
+
+  // Whether every grid dim of size > 1 can still be partitioned by an input, and the loop
+  // still tile one (try_complete_block requires both): by an iterator already read, or by a
+  // choice of one not read yet.
+  bool maps_still_possible() const {
+    const BlockFrame& f = *frame_;
+    for (int g = 0; g <= 3; ++g) {
+      if (g < 3 ? f.cfg.grid[g] == 1 : f.cfg.forloop == 1) continue;
+      auto maps = [&](const IterChoice& ch) { return g < 3 ? ch.imap[g] != ir::kReplica : ch.fmap != ir::kReplica; };
+      bool possible = false;
+      for (size_t i = 0; i < f.kin.size() && !possible; ++i) {
+        if (f.chosen[i] >= 0) {
+          possible = maps(f.choices[i][static_cast<size_t>(f.chosen[i])]);
+          continue;
+        }
+        for (const IterChoice& ch : f.choices[i]) possible |= maps(ch);
+      }
+      if (!possible) return false;
+    }
+    return true;
   }
 
   void try_block_op(OpKind op, const std::vector<int>& in) {
@@ -809,11 +852,15 @@ class Worker {
     for (int o : outs) {
       std::vector<ir::DimMap> ms;
       for (const ir::DimMap& m : omap_choices(f.t[o].type, f.cfg.grid)) {
-        bool follows = true;  // grid dim g writes along the dim carrying g's index
-        for (int g = 0; g < 3; ++g)
-          if (m[g] != ir::kReplica && f.grid_label[static_cast<size_t>(g)] != kAnyLabel)
-            follows &= f.t[o].lab[m[g]] == kAnyLabel ||
-                       f.t[o].lab[m[g]] == f.grid_label[static_cast<size_t>(g)];
+        // Grid dim g writes along the dim carrying g's index. A dim of size 1 has no label
+        // (-1): it carries g's index when the grid split that index down to one per block
+        // (8 blocks over 8 rows), so it may take g as well.
+        bool follows = true;
+        for (int g = 0; g < 3; ++g) {
+          if (m[g] == ir::kReplica || f.grid_label[static_cast<size_t>(g)] == kAnyLabel) continue;
+          const int lab = f.t[o].lab[m[g]];
+          follows &= lab == kAnyLabel || lab == -1 || lab == f.grid_label[static_cast<size_t>(g)];
+        }
         if (follows) ms.push_back(m);
       }
       if (ms.empty()) return;
@@ -905,6 +952,7 @@ Enumerator::Enumerator(const ir::KernelGraph& program, const SearchOptions& opti
   ProgramLabels pl = program_labels(program);
   c.input_labels = std::move(pl.inputs);
   c.reduced = std::move(pl.reduced);
+  c.reduced_by_every_output = std::move(pl.reduced_by_every_output);
   for (const ir::KernelOp& op : program.ops) {
     if (op.graph_defined || !abstracted(op.op)) continue;
     Anchor a{op.op, op.attrs, {}};

@@ -101,6 +101,7 @@ ProgramLabels program_labels(const ir::KernelGraph& program) {
       if (program.tensor(id).type.shape[d] > 1) labels[id][d] = uf.make();
   }
   std::vector<int> sums;
+  std::vector<std::vector<int>> sums_above(program.tensors.size());  // sums each tensor depends on
   for (const ir::KernelOp& op : program.ops) {
     MG_CHECK(!op.graph_defined, "program_labels: predefined ops only");
     std::vector<ir::TensorType> types;
@@ -109,12 +110,20 @@ ProgramLabels program_labels(const ir::KernelGraph& program) {
     auto r = propagate_labels(op.op, op.attrs, types, labs, program.tensor(op.outputs[0]).type, &uf);
     MG_CHECK(r.has_value(), "index labels of a valid program");
     labels[op.outputs[0]] = r->out;
+    std::vector<int>& above = sums_above[op.outputs[0]];
+    for (ir::TensorId i : op.inputs) above.insert(above.end(), sums_above[i].begin(), sums_above[i].end());
     for (int red : r->reduced)
-      if (red >= 0) sums.push_back(red);
+      if (red >= 0) sums.push_back(red), above.push_back(red);
   }
   ProgramLabels out;
   out.reduced.assign(uf.parent.size(), false);
   for (int red : sums) out.reduced[static_cast<size_t>(uf.find(red))] = true;
+  out.reduced_by_every_output.assign(uf.parent.size(), true);
+  for (ir::TensorId id : program.outputs) {
+    std::vector<bool> mine(uf.parent.size(), false);
+    for (int red : sums_above[id]) mine[static_cast<size_t>(uf.find(red))] = true;
+    for (size_t c = 0; c < mine.size(); ++c) out.reduced_by_every_output[c] = out.reduced_by_every_output[c] && mine[c];
+  }
   for (ir::TensorId id : program.inputs) {
     Labels l = labels[id];
     for (int& x : l) x = x >= 0 ? uf.find(x) : x;

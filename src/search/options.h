@@ -48,7 +48,16 @@ struct SearchOptions {
 
   // --- Pruning and checking --------------------------------------------------------------
   bool prune = true;               // ask the abstract-expression oracle (Mirage §4.3)
-  expr::OracleOptions oracle;
+  // When the program's e-graph does not saturate (nTrans), the search uses the e-graph of 3
+  // rewrite rounds and spends no Z3 time on prefixes it lacks: they are pruned unproven
+  // (counted in the oracle's statistics), see expr/oracle.h for why. Raise
+  // oracle.z3_fallback_budget_s / oracle.unsaturated_rounds to widen that.
+  expr::OracleOptions oracle = [] {
+    expr::OracleOptions o;
+    o.z3_fallback_budget_s = 0;
+    o.unsaturated_rounds = 3;
+    return o;
+  }();
   bool certify = true;             // certify the best candidate (verify::Mode::kCertify)
   int screen_samples = 2;          // output entries sampled per output by each screen test
                                    // (verify::Mode::kScreen; fewer = cheaper, weaker)

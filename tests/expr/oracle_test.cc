@@ -188,6 +188,31 @@ TEST(Oracle, UnsaturatedEGraphFallsBackToZ3) {
   EXPECT_EQ(s.egraph_answers + s.z3_answers, 2u);
 }
 
+// With the Z3 fallback's budget spent (0 here), what an unsaturated e-graph cannot find is
+// pruned without asking Z3, and what it finds is still kept.
+TEST(Oracle, SpentFallbackBudgetPrunesWhatTheUnsaturatedEGraphLacks) {
+  ExprPool pool;
+  OracleOptions o;
+  o.limits.max_nodes = 12;
+  o.z3_fallback_budget_s = 0;
+  Oracle oracle(pool, {parse(pool, "sum(4096, mul(X, W))")}, o);
+  ASSERT_FALSE(oracle.stats().saturation.saturated);
+  EXPECT_TRUE(oracle.may_lead_to(parse(pool, "mul(X, W)")));      // in the e-graph
+  EXPECT_FALSE(oracle.may_lead_to(parse(pool, "sum(64, mul(X, W))")));  // true, but unproven
+  EXPECT_FALSE(oracle.may_lead_to(parse(pool, "sum(48, mul(X, W))")));
+  const OracleStats s = oracle.stats();
+  EXPECT_EQ(s.z3_answers, 0u);
+  EXPECT_EQ(s.pruned_unproven, 2u);
+  EXPECT_NE(s.to_string().find("2 pruned unproven"), std::string::npos) << s.to_string();
+  // A saturated e-graph never needs the fallback: the budget changes nothing.
+  OracleOptions no_z3;
+  no_z3.z3_fallback_budget_s = 0;
+  Oracle full(pool, {parse(pool, "sum(4096, mul(X, W))")}, no_z3);
+  ASSERT_TRUE(full.stats().saturation.saturated);
+  EXPECT_TRUE(full.may_lead_to(parse(pool, "sum(64, mul(X, W))")));
+  EXPECT_EQ(full.stats().pruned_unproven, 0u);
+}
+
 TEST(Oracle, StatisticsCountQueriesHitsAndBackends) {
   ExprPool pool;
   OracleOptions o;

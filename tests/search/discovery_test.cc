@@ -131,6 +131,29 @@ TEST(Discovery, AttentionBecomesFlashAttention) {
   EXPECT_GT(n, 0) << summary_table(*r);
 }
 
+// nTrans as one kernel: each block holds whole rows (the grid splits the rows, no loop: both
+// RMS norms need a full row before the next step), two sums, the rest fused in registers.
+// Its e-graph does not saturate (distributivity over a 9-term square), so this also covers the
+// oracle's bounded-rounds fallback (expr/oracle.h).
+TEST(Discovery, NTransBecomesOneKernel) {
+  SearchOptions o = single_kernel_options();
+  o.grid_sizes = {2};
+  o.min_blocks = 2;
+  o.forloop_ranges = {1};
+  o.max_block_ops = 13;
+  auto r = search_lax(load_data("ntrans"), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const int n = single_kernels_matching(*r, [](const ir::BlockGraph& bg) {
+    const auto ops = block_ops(bg);
+    bool rows = true;
+    for (int i = 0; i < 3; ++i) rows &= iterator_of(bg, i).imap[0] == 0;
+    return bg.forloop == 1 && rows && count(ops, ir::OpKind::kSum) == 2 &&
+           count(ops, ir::OpKind::kSqrt) == 2 && count(ops, ir::OpKind::kDiv) == 2;
+  });
+  EXPECT_GT(n, 0) << summary_table(*r);
+  EXPECT_NE(r->stats.oracle.find("rebuilt"), std::string::npos);
+}
+
 // Mirage Fig. 9b: X W + (X A) B as one concat-matmul over the joined reduction dim.
 TEST(Discovery, LoraUsesConcatMatmul) {
   SearchOptions o;
