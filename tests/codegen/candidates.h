@@ -41,11 +41,19 @@ inline search::SearchOptions single_kernel(int block_ops) {
   return o;
 }
 
-// The options of the discovery search for `name` (gated_mlp, attention, lora, rms_norm_matmul).
+// The options of the discovery search for `name` (gated_mlp, attention, lora, rms_norm_matmul,
+// ntrans).
 inline search::SearchOptions discovery_options(const std::string& name) {
   if (name == "gated_mlp") return single_kernel(6);
   if (name == "attention") return single_kernel(8);
   search::SearchOptions o;
+  if (name == "ntrans") {
+    o = single_kernel(13);
+    o.grid_sizes = {2};
+    o.min_blocks = 2;
+    o.forloop_ranges = {1};
+    return o;
+  }
   if (name == "lora") {
     o.max_kernel_ops = 2;
     o.max_graph_defined_ops = 0;

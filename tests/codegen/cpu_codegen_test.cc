@@ -89,6 +89,7 @@ TEST(CpuCodegen, EveryGatedMlpCandidate) { check_all_candidates("gated_mlp"); }
 TEST(CpuCodegen, EveryAttentionCandidate) { check_all_candidates("attention"); }
 TEST(CpuCodegen, EveryLoraCandidate) { check_all_candidates("lora"); }
 TEST(CpuCodegen, EveryRmsNormCandidate) { check_all_candidates("rms_norm_matmul"); }
+TEST(CpuCodegen, EveryNTransCandidate) { check_all_candidates("ntrans"); }
 
 TEST(CpuJit, MissingCompilerIsAClearError) {
   runtime::JitOptions o = test_jit();

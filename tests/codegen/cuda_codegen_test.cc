@@ -43,6 +43,7 @@ TEST(CudaCodegen, EveryGatedMlpCandidateCompiles) { compile_candidates("gated_ml
 TEST(CudaCodegen, EveryAttentionCandidateCompiles) { compile_candidates("attention"); }
 TEST(CudaCodegen, EveryLoraCandidateCompiles) { compile_candidates("lora"); }
 TEST(CudaCodegen, EveryRmsNormCandidateCompiles) { compile_candidates("rms_norm_matmul"); }
+TEST(CudaCodegen, EveryNTransCandidateCompiles) { compile_candidates("ntrans"); }
 
 // ---- golden sources -------------------------------------------------------------------------
 
