@@ -4,17 +4,19 @@
 # tensors), all measured in this one run on this machine. Shapes are the examples' (paper
 # shapes; none reduced). Prints a table of times and ratios; writes build/bench_cpu/<name>/.
 #
-#   bench/cpu/run.sh [--time-budget S] [--runs N]
+#   bench/cpu/run.sh [--time-budget S] [--runs N] [--only NAME]...
 #
 # Installs python3-torch (Debian) when missing; Debian's python is /usr/bin/python3.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 budget=60
 runs=20
+names=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --time-budget) budget="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
+    --only) names+=("$2"); shift 2 ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
@@ -29,10 +31,12 @@ mkdir -p "$out"
 # shellcheck source=bench/search_options.sh
 source "$root/bench/search_options.sh"
 echo "# mugraph CPU benchmark, $(date -u +%Y-%m-%d), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p')"
-echo "# command: bench/cpu/run.sh --time-budget $budget --runs $runs"
+echo "# command: bench/cpu/run.sh --time-budget $budget --runs $runs${names:+ (only ${names[*]})}"
 printf "%-18s %12s %12s %12s %10s %10s %8s  %s\n" benchmark program-us best-us torch-us \
   vs-program vs-torch spearman chosen
-for name in rms_norm_matmul gated_mlp gqa lora ntrans qknorm_attention; do
+[ ${#names[@]} -gt 0 ] || names=(rms_norm_matmul gated_mlp gqa lora ntrans qknorm_attention)
+for name in "${names[@]}"; do
+  [ -n "${opts[$name]+set}" ] || { echo "unknown benchmark $name" >&2; exit 1; }
   # shellcheck disable=SC2086
   "$mg" optimize "$root/examples/$name.mu" --target cpu ${opts[$name]} --time-budget "$budget" \
     --runs "$runs" --quiet --out "$out/$name" >"$out/$name.log" 2>&1 || {

@@ -17,9 +17,10 @@ namespace mugraph::runtime {
 struct JitOptions {
   std::string compiler = "c++";
   // -O3 -march=native: the kernels are built for this machine and never shipped; -fopenmp: the
-  // grid and kernel-level loops are OpenMP loops.
+  // grid and kernel-level loops are OpenMP loops; -fno-math-errno: sqrt/exp never set errno,
+  // so loops that call them vectorize (IEEE results are unchanged; no -ffast-math).
   std::vector<std::string> flags = {"-std=c++20", "-O3", "-march=native", "-fopenmp",
-                                    "-fPIC", "-shared"};
+                                    "-fno-math-errno", "-fPIC", "-shared"};
   std::string cache_dir;  // required; created if missing
 };
 

@@ -15,15 +15,31 @@
 namespace mg {
 
 // ---- storage types -------------------------------------------------------------------------
-// f16 is the compiler's _Float16 (GCC >= 12 on x86-64; with -march=native on F16C machines the
-// conversions are single vcvtph2ps / vcvtps2ph instructions and vectorize).
+// f16 is the compiler's _Float16 (GCC >= 12 on x86-64) as a storage type. Its conversions are
+// written out in integer and float arithmetic below rather than as casts: GCC 12 converts casts
+// one element at a time (scalar vcvtph2ps / vcvtps2ph, no vectorization), which made every f16
+// load and store loop scalar. These forms are branch-free, so the loops vectorize, and they give
+// the casts' results bit for bit (tests/codegen/cpu_library_test.cc; every NaN stays a NaN).
 using f16 = _Float16;
 struct bf16 {
   uint16_t bits;
 };
 
 inline float ld(float x) { return x; }
-inline float ld(f16 x) { return static_cast<float>(x); }
+inline float ld(f16 x) {
+  uint16_t h;
+  std::memcpy(&h, &x, sizeof h);
+  const uint32_t mag = (static_cast<uint32_t>(h) & 0x7fffu) << 13;  // exponent and mantissa
+  float f;
+  std::memcpy(&f, &mag, sizeof f);
+  f *= 0x1p112f;  // rebias the exponent (2^(127-15)); exact for normals and subnormals alike
+  uint32_t b;
+  std::memcpy(&b, &f, sizeof b);
+  b = (h & 0x7c00u) == 0x7c00u ? (mag | 0x7f800000u) : b;  // infinities and NaNs
+  b |= (static_cast<uint32_t>(h) & 0x8000u) << 16;         // sign
+  std::memcpy(&f, &b, sizeof f);
+  return f;
+}
 inline float ld(bf16 x) {
   const uint32_t b = static_cast<uint32_t>(x.bits) << 16;
   float f;
@@ -36,7 +52,29 @@ T st(float x);
 template <>
 inline float st<float>(float x) { return x; }
 template <>
-inline f16 st<f16>(float x) { return static_cast<f16>(x); }
+inline f16 st<f16>(float x) {  // round to nearest, ties to even
+  uint32_t f;
+  std::memcpy(&f, &x, sizeof f);
+  const uint32_t sign = f & 0x80000000u;
+  f ^= sign;
+  // |x| >= 65536 (or inf/NaN): infinity, or a quiet NaN.
+  const uint32_t huge = f > 0x7f800000u ? 0x7e00u : 0x7c00u;
+  // |x| < 2^-14 (f16 subnormal or zero): adding 0.5 puts the f16 mantissa in the low bits,
+  // rounded to nearest even by the float addition itself.
+  float t;
+  std::memcpy(&t, &f, sizeof t);
+  t += 0.5f;
+  uint32_t tb;
+  std::memcpy(&tb, &t, sizeof tb);
+  const uint32_t tiny = tb - 0x3f000000u;
+  // Normal: rebias the exponent (15 - 127) and round the 13 dropped bits to nearest even.
+  const uint32_t normal = (f + 0xc8000fffu + ((f >> 13) & 1u)) >> 13;
+  const uint32_t o = f >= 0x47800000u ? huge : f < 0x38800000u ? tiny : normal;
+  const uint16_t h = static_cast<uint16_t>(o | (sign >> 16));
+  f16 r;
+  std::memcpy(&r, &h, sizeof r);
+  return r;
+}
 template <>
 inline bf16 st<bf16>(float x) {
   uint32_t b;
