@@ -161,6 +161,22 @@ ThreadOutput thread_output(const ir::ThreadGraph& tg, size_t output, const Scala
   return out;
 }
 
+ThreadBody thread_body(const ir::ThreadGraph& tg, const ScalarFn& scalar,
+                       const std::vector<std::string>& inputs) {
+  std::vector<std::string> val(tg.tensors.size());
+  for (size_t i = 0; i < tg.inputs.size(); ++i) val[static_cast<size_t>(tg.inputs[i])] = inputs[i];
+  ThreadBody b;
+  for (const ir::ThreadGraph::Node& n : tg.nodes) {
+    std::vector<std::string> a;
+    for (ir::TensorId t : n.inputs) a.push_back(val[static_cast<size_t>(t)]);
+    const std::string name = "v" + std::to_string(n.output);
+    b.lines.push_back("const float " + name + " = " + scalar(n.op, n.attrs, a) + ";");
+    val[static_cast<size_t>(n.output)] = name;
+  }
+  for (ir::TensorId t : tg.outputs) b.outputs.push_back(val[static_cast<size_t>(t)]);
+  return b;
+}
+
 EntryBinding bind_entry(const ir::KernelGraph& g) {
   EntryBinding b;
   b.tensors.resize(g.tensors.size());

@@ -86,6 +86,15 @@ struct ThreadOutput {
 };
 ThreadOutput thread_output(const ir::ThreadGraph& tg, size_t output, const ScalarFn& scalar);
 
+// The whole thread graph as statements, each node once: given the expressions of all of
+// tg.inputs (in order), `lines` bind every node to a local `const float v<id>` and `outputs`
+// names the value of each of tg.outputs. For one loop writing several outputs of one shape.
+struct ThreadBody {
+  std::vector<std::string> lines, outputs;
+};
+ThreadBody thread_body(const ir::ThreadGraph& tg, const ScalarFn& scalar,
+                       const std::vector<std::string>& inputs);
+
 // How an entry binds the device tensors of a kernel graph: each tensor comes from an input
 // slot, an output slot, or the workspace at a 256-byte aligned offset; an output that is also
 // an input, or appears twice, is copied into its slot at the end.

@@ -158,18 +158,43 @@ std::string scalar_expr(ir::OpKind k, const ir::OpAttrs& a, const std::vector<st
   return codegen::scalar_expr(k, a, x, math);
 }
 
-void emit_map(Writer& w, const Operand& out, const std::vector<Operand>& in, bool parallel,
-              const std::function<std::string(const std::vector<std::string>&)>& value) {
-  const int r = out.shape.rank;
+namespace {
+
+// The loop nest of emit_map / emit_fused over `shape`; body(loads, vars) writes one element.
+void emit_elementwise(Writer& w, const ir::Shape& shape, const std::vector<Operand>& in,
+                      bool parallel,
+                      const std::function<void(const std::vector<std::string>&,
+                                               const std::vector<std::string>&)>& body) {
+  const int r = shape.rank;
   const auto vars = loop_vars(r);
   w.open("");  // a scope of its own, so loop variables never clash with the enclosing code
-  const int n = open_loops(w, trips_of(out.shape), vars, should_parallelize(parallel, out.shape),
+  const int n = open_loops(w, trips_of(shape), vars, should_parallelize(parallel, shape),
                            std::max(1, r - 1), true);
   std::vector<std::string> loads;
-  for (const Operand& o : in) loads.push_back(load(o, broadcast_index(o, out.shape, vars)));
-  w.line(store(out, vars, value(loads)));
+  for (const Operand& o : in) loads.push_back(load(o, broadcast_index(o, shape, vars)));
+  body(loads, vars);
   close_loops(w, n);
   w.close();
+}
+
+}  // namespace
+
+void emit_map(Writer& w, const Operand& out, const std::vector<Operand>& in, bool parallel,
+              const std::function<std::string(const std::vector<std::string>&)>& value) {
+  emit_elementwise(w, out.shape, in, parallel,
+                   [&](const std::vector<std::string>& loads, const std::vector<std::string>& vars) {
+                     w.line(store(out, vars, value(loads)));
+                   });
+}
+
+void emit_fused(Writer& w, const std::vector<Operand>& outs, const std::vector<Operand>& in,
+                const std::function<ThreadBody(const std::vector<std::string>&)>& body) {
+  emit_elementwise(w, outs.at(0).shape, in, false,
+                   [&](const std::vector<std::string>& loads, const std::vector<std::string>& vars) {
+                     const ThreadBody b = body(loads);
+                     for (const std::string& l : b.lines) w.line(l);
+                     for (size_t o = 0; o < outs.size(); ++o) w.line(store(outs[o], vars, b.outputs[o]));
+                   });
 }
 
 void emit_copy(Writer& w, const Operand& in, const Operand& out, bool parallel) {

@@ -21,6 +21,11 @@ std::string scalar_expr(ir::OpKind k, const ir::OpAttrs& a, const std::vector<st
 void emit_map(Writer& w, const Operand& out, const std::vector<Operand>& in, bool parallel,
               const std::function<std::string(const std::vector<std::string>&)>& value);
 
+// Several outputs of one shape in one loop: body(loads) gives the statements of one element
+// and the value of each output (codegen::thread_body).
+void emit_fused(Writer& w, const std::vector<Operand>& outs, const std::vector<Operand>& in,
+                const std::function<ThreadBody(const std::vector<std::string>&)>& body);
+
 // out = in, converting storage and broadcasting.
 void emit_copy(Writer& w, const Operand& in, const Operand& out, bool parallel);
 

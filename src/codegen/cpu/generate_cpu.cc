@@ -115,8 +115,25 @@ class BlockEmitter {
 
   // One fused loop per output over the output's shape: every ancestor's shape broadcasts into
   // it (element-wise ops broadcast), so computing the chain at the output's index is exact.
+  // Outputs that all have one shape share one loop, each node computed once per element.
   void emit_thread_graph(const ir::BlockNode& n) {
     const ir::ThreadGraph& tg = *n.thread;
+    bool one_shape = tg.outputs.size() > 1;
+    for (ir::TensorId t : n.outputs) one_shape &= tensor(t).type.shape == tensor(n.outputs[0]).type.shape;
+    if (one_shape) {
+      std::vector<Operand> in, outs;
+      std::string names;
+      for (ir::TensorId t : n.inputs) in.push_back(local(t));
+      for (ir::TensorId t : n.outputs) {
+        outs.push_back(local(t));
+        names += (names.empty() ? "" : ", ") + tensor(t).name;
+      }
+      w_.line("// " + names + " = thread graph (fused in registers, one loop)");
+      emit_fused(w_, outs, in, [&](const std::vector<std::string>& x) {
+        return thread_body(tg, scalar_expr, x);
+      });
+      return;
+    }
     for (size_t o = 0; o < tg.outputs.size(); ++o) {
       const ThreadOutput chain = thread_output(tg, o, scalar_expr);
       std::vector<Operand> in;
