@@ -282,14 +282,21 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
       if (stop.load() && !(tasks[i].retry && stop_code != static_cast<int>(StopReason::kCancelled)))
         continue;
       const auto te = Clock::now();
-      Enumerator::TaskOutput out =
-          en.run_task(i, tasks[i].retry ? std::function<bool(uint64_t)>(only_cancel)
-                                        : std::function<bool(uint64_t)>(should_stop));
+      const std::function<bool(uint64_t)> check =
+          tasks[i].retry ? std::function<bool(uint64_t)>(only_cancel)
+                         : std::function<bool(uint64_t)>(should_stop);
+      Enumerator::TaskOutput out = en.run_task(i, check);
       TaskResult tr;
       tr.stats = out.stats;
       tr.stats.enumerate_seconds = since(te);
       const auto tv = Clock::now();
       for (ir::KernelGraph& g : out.complete) {
+        // A screen of a paper-size candidate can take seconds: past the budget (or on Ctrl-C)
+        // the task stops here and is re-run to its end on resume, like one stopped inside.
+        if (check(0)) {
+          out.finished = false;
+          break;
+        }
         verify::VerifyOptions vo;
         vo.mode = verify::Mode::kScreen;
         vo.screen_samples = o.screen_samples;
