@@ -39,17 +39,19 @@ Oracle::Oracle(ExprPool& pool, std::vector<Expr> program, OracleOptions options)
   MG_CHECK(!program_.empty(), "oracle without program outputs");
   if (options_.mode == OracleMode::kZ3) return;
   const auto t0 = std::chrono::steady_clock::now();
-  for (Expr e : program_) roots_.push_back(egraph_.add_expr(e));
-  stats_.saturation = saturate(egraph_, equivalence_axioms(), options_.limits);
-  if (!stats_.saturation.saturated && options_.unsaturated_rounds > 0 &&
-      stats_.saturation.iterations > options_.unsaturated_rounds) {
-    stats_.first_attempt = stats_.saturation;
+  auto build = [&](const SaturationLimits& limits) {
     egraph_ = EGraph();
     roots_.clear();
     for (Expr e : program_) roots_.push_back(egraph_.add_expr(e));
+    stats_.saturation = saturate(egraph_, equivalence_axioms(), limits);
+  };
+  build(options_.limits);
+  if (!stats_.saturation.saturated && options_.unsaturated_rounds > 0 &&
+      stats_.saturation.iterations > options_.unsaturated_rounds) {
+    stats_.first_attempt = stats_.saturation;
     SaturationLimits bounded = options_.limits;
     bounded.max_iterations = options_.unsaturated_rounds;
-    stats_.saturation = saturate(egraph_, equivalence_axioms(), bounded);
+    build(bounded);
   }
   for (ClassId& r : roots_) r = egraph_.find(r);
   reachable_ = egraph_.reachable_from(roots_);

@@ -166,6 +166,8 @@ struct BlockFrame {
   std::vector<int> kin;  // kernel tensors read
   std::vector<std::vector<IterChoice>> choices;
   std::vector<int> chosen;  // per iterator; -1 = not read yet
+  // Per iterator, bit g (grid dim g < 3; bit 3: the loop): some choice partitions along it.
+  std::vector<unsigned> can_map;
   std::vector<Tensor> t;    // iterators first
   std::vector<BlockOpRec> ops;
   int64_t smem = 0;
@@ -577,6 +579,9 @@ class Worker {
         }
         cs.push_back(std::move(ch));
       }
+      unsigned bits = 0;
+      for (const IterChoice& ch : cs) bits |= map_bits(ch);
+      f.can_map.push_back(bits);
       f.choices.push_back(std::move(cs));
       f.t.push_back({TensorType{}, kt_[k].e, 0, Phase::kInLoop, kt_[k].lab, false});
       f.chosen.push_back(-1);
@@ -709,25 +714,23 @@ class Worker {
     return need <= left * std::max(c_.max_arity_block - 1, 1);
   }
 
+  // The grid dims (bits 0-2) and the loop (bit 3) along which an iterator choice partitions.
+  static unsigned map_bits(const IterChoice& ch) {
+    unsigned bits = ch.fmap != ir::kReplica ? 8u : 0u;
+    for (int g = 0; g < 3; ++g) bits |= ch.imap[g] != ir::kReplica ? 1u << g : 0u;
+    return bits;
+  }
+
   // Whether every grid dim of size > 1 can still be partitioned by an input, and the loop
   // still tile one (try_complete_block requires both): by an iterator already read, or by a
   // choice of one not read yet.
   bool maps_still_possible() const {
     const BlockFrame& f = *frame_;
-    for (int g = 0; g <= 3; ++g) {
-      if (g < 3 ? f.cfg.grid[g] == 1 : f.cfg.forloop == 1) continue;
-      auto maps = [&](const IterChoice& ch) { return g < 3 ? ch.imap[g] != ir::kReplica : ch.fmap != ir::kReplica; };
-      bool possible = false;
-      for (size_t i = 0; i < f.kin.size() && !possible; ++i) {
-        if (f.chosen[i] >= 0) {
-          possible = maps(f.choices[i][static_cast<size_t>(f.chosen[i])]);
-          continue;
-        }
-        for (const IterChoice& ch : f.choices[i]) possible |= maps(ch);
-      }
-      if (!possible) return false;
-    }
-    return true;
+    unsigned need = f.cfg.forloop > 1 ? 8u : 0u, have = 0;
+    for (int g = 0; g < 3; ++g) need |= f.cfg.grid[g] > 1 ? 1u << g : 0u;
+    for (size_t i = 0; i < f.kin.size(); ++i)
+      have |= f.chosen[i] >= 0 ? map_bits(f.choices[i][static_cast<size_t>(f.chosen[i])]) : f.can_map[i];
+    return (need & ~have) == 0;
   }
 
   void try_block_op(OpKind op, const std::vector<int>& in) {

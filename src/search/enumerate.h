@@ -22,14 +22,18 @@
 // shared memory (sum of all block tensors, as ir::shared_bytes); an existing tensor with the
 // same abstract expression, type and phase (the op would recompute it); the oracle. A prefix
 // also stops when the tensors it has not consumed can no longer be consumed within the op
-// budget, or when more than max_open_tensors block tensors are computed but unconsumed.
+// budget, when more than max_open_tensors block tensors are computed but unconsumed, or when
+// some grid dim of size > 1 (or the loop) can no longer partition any input. In the block
+// graph of the last kernel op (no later kernel to add up partial results) the grid never
+// splits an index every program output sums over, and no op sums over an index the grid splits.
 //
 // INDEX LABELS. Every dim carries the class of the program index it ranges over (X[m, k],
 // G[k], W[k, n]; the program's matmuls and broadcasts unify classes). Abstract expressions
 // forget which dim an op works along; labels remember it: an op pairing two different indices,
 // or summing over an index the program never sums over, is discarded; all inputs split by one
 // grid dim (or tiled by the loop) must split the same index, and an omap writes grid dim g
-// along the output dim carrying g's index.
+// along the output dim carrying g's index (or a dim of size 1: the grid split it to one per
+// block).
 //
 // SEARCH-SPACE RULES (restrictions, documented so a user knows what is not explored):
 //   - with a loop (range > 1), post-loop ops are element-wise (reductions belong in the loop);
