@@ -263,6 +263,8 @@ void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
   c->add_option("--max-block-ops", o.search.max_block_ops, "compute ops + accumulators per block graph (default 11)");
   c->add_option("--max-graph-defined", o.search.max_graph_defined_ops, "graph-defined kernels per uGraph (default 1)");
   c->add_option("--max-block-outputs", o.search.max_block_outputs, "outputs per block graph (default 2)");
+  c->add_option("--max-kernel-op-inputs", o.search.max_kernel_op_inputs,
+                "inputs of one graph-defined op (default 4)");
   c->add_option("--grid-sizes", o.search.grid_sizes, "sizes a grid dim may take (default 1 2 4 ... 4096)")->expected(1, 64);
   c->add_option("--min-blocks", o.search.min_blocks, "fewest blocks per grid (default 32)");
   c->add_option("--max-blocks", o.search.max_blocks, "most blocks per grid (default 4096)");

@@ -123,6 +123,8 @@ struct Enumerator::Config {
   std::vector<Labels> input_labels;  // per program input, canonical index classes
   std::vector<bool> reduced;         // per index class: does the program sum over it?
   std::vector<bool> reduced_by_every_output;  // ... and does every output depend on that sum?
+  std::vector<SumShape> rigid_sums;           // ProgramLabels::rigid_sums
+  std::vector<bool> freely_summed;            // ProgramLabels::freely_summed
   int max_arity_kernel = 1, max_arity_block = 1;
   int tasks = 0;
 
@@ -140,6 +142,11 @@ struct Tensor {
   Phase phase = Phase::kInLoop;
   Labels lab{};
   bool loop_dep = false;  // block level: depends on an input tiled by the for-loop
+  // Kernel level: per dim, 0, or the number of partial sums concatenated along it (an earlier
+  // block graph whose grid split a summed index wrote one part per block; `lab` keeps the
+  // index of one part). Block level: the tile is one part of such a dim, read by the loop.
+  std::array<int, ir::kMaxRank> parts{};
+  bool partial() const { return std::any_of(parts.begin(), parts.end(), [](int p) { return p > 0; }); }
 };
 
 struct KernelOpRec {
@@ -289,6 +296,11 @@ class Worker {
     for (int k = 0; ok && k < 2; ++k) {
       const int red = r->reduced[k];
       ok = red < 0 || red == kAnyLabel || c_.reduced[static_cast<size_t>(red)];
+      // A sum the program cannot regroup: the summand ranges over the indices of one of
+      // the program's sums over `red` (ProgramLabels::rigid_sums).
+      if (ok && red >= 0 && !r->summand_any[k] && !c_.freely_summed[static_cast<size_t>(red)])
+        ok = std::binary_search(c_.rigid_sums.begin(), c_.rigid_sums.end(),
+                                SumShape{red, r->summand[k]});
       // In the last block graph, a reduction over an index the grid splits stays partial:
       // no later kernel can add up the blocks' parts (split-KV needs a second kernel).
       if (ok && red >= 0 && frame_ && frame_->last)
@@ -383,6 +395,26 @@ class Worker {
     return need <= left * std::max(c_.max_arity_kernel - 1, 1);
   }
 
+  bool last_kernel_op() const { return static_cast<int>(kops_.size()) + 1 == c_.opt.max_kernel_ops; }
+
+  // Whether the last kernel op, reading `in`, can leave a complete graph: it must read every
+  // program input not read yet, and what it leaves open besides its own output(s) must be
+  // program outputs already (at most all but one of them).
+  bool last_op_may_complete(const std::vector<int>& in) const {
+    const int n_inputs = static_cast<int>(c_.program.inputs.size());
+    int left_open = 0;
+    for (int i = 0; i < static_cast<int>(kt_.size()); ++i) {
+      if (kt_[i].uses > 0 || std::find(in.begin(), in.end(), i) != in.end()) continue;
+      if (i < n_inputs) return false;
+      bool is_output = false;
+      for (size_t o = 0; o < c_.program.outputs.size() && !is_output; ++o)
+        is_output = c_.oracle.equals_output(kt_[i].e, o).value_or(true);
+      if (!is_output) return false;
+      ++left_open;
+    }
+    return left_open < static_cast<int>(c_.program.outputs.size());
+  }
+
   int unread_inputs() const {
     int n = 0;
     for (size_t i = 0; i < c_.program.inputs.size(); ++i) n += kt_[i].uses == 0;
@@ -393,7 +425,11 @@ class Worker {
     std::vector<TensorType> types;
     std::vector<expr::Expr> es;
     std::vector<Labels> labs;
-    for (int i : in) types.push_back(kt_[i].type), es.push_back(kt_[i].e), labs.push_back(kt_[i].lab);
+    for (int i : in) {
+      if (kt_[i].partial()) return;  // partial sums are added up by a block graph's loop
+      types.push_back(kt_[i].type), es.push_back(kt_[i].e), labs.push_back(kt_[i].lab);
+    }
+    if (last_kernel_op() && !last_op_may_complete(in)) return;
     for (const auto& [attrs, attr_code] : attr_choices(op, types, es)) {
       const Rank rank = make_rank(in, static_cast<int>(op), attr_code);
       if (!kops_.empty() && !(kops_.back().rank < rank)) continue;
@@ -434,11 +470,7 @@ class Worker {
     const int max_in = std::min(c_.opt.max_kernel_op_inputs, n);
     std::vector<int> set;
     std::function<void(int)> rec = [&](int next) {
-      // The last op of the kernel graph must read every input not read yet.
-      const bool last = static_cast<int>(kops_.size()) + 1 == c_.opt.max_kernel_ops;
-      int covered = 0;
-      for (int i : set) covered += i < static_cast<int>(c_.program.inputs.size()) && kt_[i].uses == 0;
-      if (!set.empty() && set.back() >= lo && (!last || covered == unread_inputs())) {
+      if (!set.empty() && set.back() >= lo && (!last_kernel_op() || last_op_may_complete(set))) {
         const Rank rank = make_rank(set, kCodeGraphDefined, 0);
         if (kops_.empty() || kops_.back().rank < rank)
           for (size_t b = 0; b < c_.blocks.size(); ++b) {
@@ -528,7 +560,7 @@ class Worker {
   // task and replayed after every kernel prefix that offers the same inputs.
   void start_block(const std::vector<int>& kin, int config, const Rank& rank) {
     // As the last kernel op, the block graph must produce the program's outputs itself.
-    const bool last = static_cast<int>(kops_.size()) + 1 == c_.opt.max_kernel_ops;
+    const bool last = last_kernel_op();
     std::vector<std::pair<expr::Expr, std::string>> key_in;
     for (int k : kin) key_in.push_back({kt_[k].e, kt_[k].type.to_string()});
     auto key = std::make_pair(key_in, config * 2 + last);
@@ -577,13 +609,17 @@ class Worker {
           ++st_.pruned_shape;
           continue;
         }
+        if (kt_[k].partial() && !reads_one_part_per_iteration(kt_[k], ch, bc.forloop)) {
+          ++st_.pruned_shape;
+          continue;
+        }
         cs.push_back(std::move(ch));
       }
       unsigned bits = 0;
       for (const IterChoice& ch : cs) bits |= map_bits(ch);
       f.can_map.push_back(bits);
       f.choices.push_back(std::move(cs));
-      f.t.push_back({TensorType{}, kt_[k].e, 0, Phase::kInLoop, kt_[k].lab, false});
+      f.t.push_back({TensorType{}, kt_[k].e, 0, Phase::kInLoop, kt_[k].lab, false, kt_[k].parts});
       f.chosen.push_back(-1);
     }
     // Every grid dim of size > 1 must be able to partition some input.
@@ -616,6 +652,18 @@ class Worker {
     return false;
   }
 
+  // Partial sums are added up by the loop, one part per iteration: the fmap runs along their
+  // (only) dim of parts with a range equal to the number of parts, and the grid splits the
+  // other dims only.
+  static bool reads_one_part_per_iteration(const Tensor& t, const IterChoice& ch, int64_t range) {
+    int dims = 0;
+    for (int d = 0; d < ir::kMaxRank; ++d) dims += t.parts[d] > 0;
+    if (dims != 1 || ch.fmap == ir::kReplica || t.parts[ch.fmap] != range) return false;
+    for (int g = 0; g < 3; ++g)
+      if (ch.imap[g] != ir::kReplica && t.parts[ch.imap[g]] > 0) return false;
+    return true;
+  }
+
   int block_compute_ops() const { return static_cast<int>(frame_->ops.size()); }
 
   void block_step() {
@@ -637,10 +685,27 @@ class Worker {
       if (stopped_) return;
     }
     // Accumulators take computed tensors (accumulating an input tile is a copy or a plain sum,
-    // which a sum op in the loop or a predefined kernel does as well).
-    if (f.cfg.forloop > 1)
-      for (int i = std::max(lo, static_cast<int>(f.kin.size())); i < n && !stopped_; ++i)
-        try_accumulators(i);
+    // which a sum op in the loop or a predefined kernel does as well), and inputs of partial
+    // sums, which nothing else may read (their parts are interleaved with another index).
+    if (f.cfg.forloop > 1) {
+      const int n_in = static_cast<int>(f.kin.size());
+      for (int i = lo; i < n_in && !stopped_; ++i)
+        if (f.t[i].partial()) try_partial_sum_accumulator(i);
+      for (int i = std::max(lo, n_in); i < n && !stopped_; ++i) try_accumulators(i);
+    }
+  }
+
+  // An input of partial sums is read one part per iteration (search_blocks) and added up by
+  // accumulating the tile itself.
+  void try_partial_sum_accumulator(int i) {
+    BlockFrame& f = *frame_;
+    const Rank rank = make_rank({i}, kCodeAccumulator, ir::kReplica + 1);
+    if (!f.ops.empty() && !(f.ops.back().rank < rank)) return;
+    with_iterators({i}, 0, [&] {
+      BlockOpRec rec{true, OpKind::kAdd, {}, ir::kReplica, {i}, static_cast<int>(f.t.size()), rank};
+      add_block_tensor(std::move(rec), {f.t[i].type, c_.pool.sum(f.cfg.forloop, f.t[i].e), 0,
+                                        Phase::kPostLoop, f.t[i].lab, false});
+    });
   }
 
   // Calls fn once per map choice of each iterator in `in` not read yet (fixing it for the
@@ -669,7 +734,8 @@ class Worker {
         };
         for (int g = 0; g < 3; ++g)
           if (ch.imap[g] != ir::kReplica) claim(f.grid_label[static_cast<size_t>(g)], f.t[i].lab[ch.imap[g]]);
-        if (ch.fmap != ir::kReplica) claim(f.loop_label, f.t[i].lab[ch.fmap]);
+        // The loop over partial sums runs over the parts, not over the index of one part.
+        if (ch.fmap != ir::kReplica && !f.t[i].partial()) claim(f.loop_label, f.t[i].lab[ch.fmap]);
         if (!fits) {
           f.grid_label = saved_grid;
           f.loop_label = saved_loop;
@@ -744,6 +810,7 @@ class Worker {
     bool loop_dep = false;
     for (int i : in) {
       if (f.t[i].phase != phase) return;  // ops never mix phases
+      if (f.t[i].partial()) return;       // one part of partial sums: only accumulated
       types.push_back(f.t[i].type);
       es.push_back(f.t[i].e);
       labs.push_back(f.t[i].lab);
@@ -768,8 +835,9 @@ class Worker {
     // Only a tensor that varies with the loop is accumulated: summed (phi) if the loop's
     // index was reduced inside the tile, concatenated along the dim that carries it otherwise.
     if (!f.t[i].loop_dep) return;
-    const TensorType& in = f.t[i].type;
-    const Labels& lab = f.t[i].lab;
+    // Copies: add_block_tensor grows f.t, which would leave references dangling.
+    const TensorType in = f.t[i].type;
+    const Labels lab = f.t[i].lab;
     int loop_dim = ir::kReplica;
     for (int d = 0; d < in.shape.rank; ++d)
       if (f.loop_label != kAnyLabel && lab[d] == f.loop_label) loop_dim = d;
@@ -858,11 +926,16 @@ class Worker {
         // Grid dim g writes along the dim carrying g's index. A dim of size 1 has no label
         // (-1): it carries g's index when the grid split that index down to one per block
         // (8 blocks over 8 rows), so it may take g as well.
+        // A grid dim that splits an index the block sums over leaves partial sums; before a
+        // later kernel (which adds them up) they may be written along any dim (split-KV).
         bool follows = true;
         for (int g = 0; g < 3; ++g) {
           if (m[g] == ir::kReplica || f.grid_label[static_cast<size_t>(g)] == kAnyLabel) continue;
           const int lab = f.t[o].lab[m[g]];
-          follows &= lab == kAnyLabel || lab == -1 || lab == f.grid_label[static_cast<size_t>(g)];
+          if (writes_partial_sums(f.t[o].lab, g))
+            follows &= m[g] == partial_sums_dim(m, g, f.t[o].type.shape.rank);
+          else
+            follows &= lab == kAnyLabel || lab == -1 || lab == f.grid_label[static_cast<size_t>(g)];
         }
         if (follows) ms.push_back(m);
       }
@@ -884,12 +957,37 @@ class Worker {
     rec(0);
   }
 
+  // Whether grid dim g splits an index that the program sums over and that block output
+  // `lab` no longer ranges over (the block summed over its part), in a block graph a later
+  // kernel can follow: the blocks' outputs are partial sums, to be added up by that kernel.
+  bool writes_partial_sums(const Labels& lab, int g) const {
+    const int split = frame_->grid_label[static_cast<size_t>(g)];
+    if (frame_->last || split < 0 || !c_.reduced[static_cast<size_t>(split)]) return false;
+    return std::find(lab.begin(), lab.end(), split) == lab.end();
+  }
+
+  // Partial sums are concatenated along one canonical dim (any would do for the kernel that
+  // adds them up): the last dim no other grid dim of `m` writes along.
+  static int partial_sums_dim(const ir::DimMap& m, int g, int rank) {
+    for (int d = rank - 1; d >= 0; --d) {
+      bool taken = false;
+      for (int h = 0; h < 3; ++h) taken |= h != g && m[h] == d;
+      if (!taken) return d;
+    }
+    return ir::kReplica;
+  }
+
   void finish_block(const std::vector<int>& outs, const std::vector<ir::DimMap>& omaps) {
     BlockFrame& f = *frame_;
     DoneBlock d;
-    for (size_t j = 0; j < outs.size(); ++j)
-      d.outs.push_back({saved_type(f.t[outs[j]].type, omaps[j], f.cfg.grid), f.t[outs[j]].e, 0,
-                        Phase::kInLoop, f.t[outs[j]].lab, false});
+    for (size_t j = 0; j < outs.size(); ++j) {
+      Tensor t{saved_type(f.t[outs[j]].type, omaps[j], f.cfg.grid), f.t[outs[j]].e, 0,
+               Phase::kInLoop, f.t[outs[j]].lab, false};
+      for (int g = 0; g < 3; ++g)
+        if (omaps[j][g] != ir::kReplica && writes_partial_sums(f.t[outs[j]].lab, g))
+          t.parts[omaps[j][g]] = static_cast<int>(f.cfg.grid[g]);
+      d.outs.push_back(t);
+    }
     d.block = build_block_graph(outs, omaps);
     done_->push_back(std::move(d));
   }
@@ -956,6 +1054,8 @@ Enumerator::Enumerator(const ir::KernelGraph& program, const SearchOptions& opti
   c.input_labels = std::move(pl.inputs);
   c.reduced = std::move(pl.reduced);
   c.reduced_by_every_output = std::move(pl.reduced_by_every_output);
+  c.rigid_sums = std::move(pl.rigid_sums);
+  c.freely_summed = std::move(pl.freely_summed);
   for (const ir::KernelOp& op : program.ops) {
     if (op.graph_defined || !abstracted(op.op)) continue;
     Anchor a{op.op, op.attrs, {}};

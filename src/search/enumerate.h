@@ -33,7 +33,7 @@
 // or summing over an index the program never sums over, is discarded; all inputs split by one
 // grid dim (or tiled by the loop) must split the same index, and an omap writes grid dim g
 // along the output dim carrying g's index (or a dim of size 1: the grid split it to one per
-// block).
+// block; or, before a later kernel, the canonical dim of partial sums, below).
 //
 // SEARCH-SPACE RULES (restrictions, documented so a user knows what is not explored):
 //   - with a loop (range > 1), post-loop ops are element-wise (reductions belong in the loop);
@@ -45,8 +45,19 @@
 //   - the last kernel op must read every program input not read yet, and a block graph that
 //     is the last kernel op must save exactly the program's outputs (by expression);
 //   - two graph-defined ops never read the same input set (their ranks would tie).
-// Split-KV forms whose grid splits a reduced index (FlashDecoding) need a reshape to give the
-// partial results their own dim; reshape is not enumerated, so they are not found.
+//   - when every program sum over an index has a non-multilinear operand (exp, div, square:
+//     softmax's P[m, t] in sum_t P V), a candidate's sum over that index ranges over the same
+//     indices as one of them (no regrouping; sums of multilinear operands may be regrouped,
+//     X (A B) for (X A) B), see ProgramLabels::rigid_sums;
+//   - the last kernel op reads every tensor left open except program outputs.
+//
+// PARTIAL SUMS (split-KV, FlashDecoding). In a block graph that is not the last kernel op, a
+// grid dim may split an index the block sums over: each block then holds a partial sum, saved
+// along the output's last dim not written by another grid dim (one part per block). The kernel
+// tensor records, per dim, how many parts it concatenates. Partial sums are read only by a
+// block graph whose loop runs over the parts (range = number of parts, one part per
+// iteration, the grid not splitting that dim) and accumulates the input tile itself (fmap
+// phi): the parts are added up, then post-loop ops finish (divide numerator by denominator).
 //
 // A kernel graph is complete when its unconsumed tensors match the program outputs one to
 // one, by type and by abstract expression (Oracle::equals_output). Complete graphs are built

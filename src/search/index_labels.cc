@@ -1,5 +1,7 @@
 #include "search/index_labels.h"
 
+#include <algorithm>
+
 #include "support/status.h"
 
 namespace mugraph::search {
@@ -36,6 +38,19 @@ bool broadcast_labels(const ir::Shape& a, const Labels& la, const ir::Shape& b, 
   return true;
 }
 
+// Adds the labels >= 0 of the first `rank` dims of `l` to `set` (kept sorted and distinct);
+// returns false if one is kAnyLabel.
+bool add_indices(const Labels& l, int rank, std::vector<int>& set) {
+  bool known = true;
+  for (int d = 0; d < rank; ++d) {
+    if (l[d] == kAnyLabel) known = false;
+    if (l[d] < 0) continue;
+    auto it = std::lower_bound(set.begin(), set.end(), l[d]);
+    if (it == set.end() || *it != l[d]) set.insert(it, l[d]);
+  }
+  return known;
+}
+
 }  // namespace
 
 std::optional<LabelResult> propagate_labels(ir::OpKind op, const ir::OpAttrs& attrs,
@@ -49,6 +64,10 @@ std::optional<LabelResult> propagate_labels(ir::OpKind op, const ir::OpAttrs& at
     const ir::Shape &sa = t[a].shape, &sb = t[b].shape;
     if (!pair_labels(l[a][sa.rank - 1], l[b][sb.rank - 2], uf)) return false;
     *reduced = l[a][sa.rank - 1];
+    const int k = reduced == &r.reduced[0] ? 0 : 1;
+    const bool known_a = add_indices(l[a], sa.rank, r.summand[k]);
+    const bool known_b = add_indices(l[b], sb.rank, r.summand[k]);
+    r.summand_any[k] = !known_a || !known_b;
     ir::Shape ba = sa, bb = sb;
     ba.rank -= 2, bb.rank -= 2;
     Labels batch;
@@ -81,6 +100,7 @@ std::optional<LabelResult> propagate_labels(ir::OpKind op, const ir::OpAttrs& at
     case ir::OpClass::kSum:
       r.out = l[0];
       r.reduced[0] = l[0][attrs.dim];
+      r.summand_any[0] = !add_indices(l[0], t[0].shape.rank, r.summand[0]);
       r.out[attrs.dim] = attrs.group == t[0].shape[attrs.dim] ? -1 : kAnyLabel;
       return r;
     case ir::OpClass::kRepeat:
@@ -100,7 +120,10 @@ ProgramLabels program_labels(const ir::KernelGraph& program) {
     for (int d = 0; d < program.tensor(id).type.shape.rank; ++d)
       if (program.tensor(id).type.shape[d] > 1) labels[id][d] = uf.make();
   }
-  std::vector<int> sums;
+  std::vector<int> sums, free_sums;
+  std::vector<SumShape> shapes;  // raw classes, canonicalized once all are unified
+  // Per tensor: made by an op that is not multilinear (exp, div, square...).
+  std::vector<bool> nonlinear(program.tensors.size(), false);
   std::vector<std::vector<int>> sums_above(program.tensors.size());  // sums each tensor depends on
   for (const ir::KernelOp& op : program.ops) {
     MG_CHECK(!op.graph_defined, "program_labels: predefined ops only");
@@ -112,8 +135,20 @@ ProgramLabels program_labels(const ir::KernelGraph& program) {
     labels[op.outputs[0]] = r->out;
     std::vector<int>& above = sums_above[op.outputs[0]];
     for (ir::TensorId i : op.inputs) above.insert(above.end(), sums_above[i].begin(), sums_above[i].end());
-    for (int red : r->reduced)
-      if (red >= 0) sums.push_back(red), above.push_back(red);
+    nonlinear[op.outputs[0]] = ir::op_info(op.op).lax != ir::LaxRole::kMultilinear;
+    for (int k = 0; k < 2; ++k) {
+      const int red = r->reduced[k];
+      if (red < 0) continue;
+      sums.push_back(red), above.push_back(red);
+      // The operands of this reduction: concat_matmul's k-th pair (k, k + 2), else all.
+      bool rigid = false;
+      for (size_t i = 0; i < op.inputs.size(); ++i)
+        if (op.inputs.size() != 4 || static_cast<int>(i % 2) == k) rigid |= nonlinear[op.inputs[i]];
+      if (rigid)
+        shapes.push_back({red, r->summand[k]});
+      else
+        free_sums.push_back(red);
+    }
   }
   ProgramLabels out;
   out.reduced.assign(uf.parent.size(), false);
@@ -124,6 +159,17 @@ ProgramLabels program_labels(const ir::KernelGraph& program) {
     for (int red : sums_above[id]) mine[static_cast<size_t>(uf.find(red))] = true;
     for (size_t c = 0; c < mine.size(); ++c) out.reduced_by_every_output[c] = out.reduced_by_every_output[c] && mine[c];
   }
+  for (SumShape& sh : shapes) {
+    sh.index = uf.find(sh.index);
+    for (int& x : sh.summand) x = uf.find(x);
+    std::sort(sh.summand.begin(), sh.summand.end());
+    sh.summand.erase(std::unique(sh.summand.begin(), sh.summand.end()), sh.summand.end());
+    out.rigid_sums.push_back(sh);
+  }
+  std::sort(out.rigid_sums.begin(), out.rigid_sums.end());
+  out.rigid_sums.erase(std::unique(out.rigid_sums.begin(), out.rigid_sums.end()), out.rigid_sums.end());
+  out.freely_summed.assign(uf.parent.size(), false);
+  for (int red : free_sums) out.freely_summed[static_cast<size_t>(uf.find(red))] = true;
   for (ir::TensorId id : program.inputs) {
     Labels l = labels[id];
     for (int& x : l) x = x >= 0 ? uf.find(x) : x;

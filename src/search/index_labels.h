@@ -27,6 +27,18 @@ struct IndexClasses {  // union-find over index labels (building the program's c
 struct LabelResult {
   Labels out;
   int reduced[2] = {-1, -1};  // index classes summed over by the op
+  // Per reduction: the indices its summand ranges over (labels >= 0 of the operands), as a
+  // set of classes; `summand_any` when an operand has an unknown (kAnyLabel) dim.
+  std::vector<int> summand[2];
+  bool summand_any[2] = {false, false};
+};
+
+// A sum of the program: the index class summed over and the (sorted) classes its summand
+// ranges over.
+struct SumShape {
+  int index = -1;
+  std::vector<int> summand;
+  auto operator<=>(const SumShape&) const = default;
 };
 
 // Labels of the output of `op` applied to inputs of types `t` with labels `l`. With `uf`, pairs
@@ -43,6 +55,14 @@ struct ProgramLabels {
   // Per class: does every program output depend on a sum over it? A last block graph whose
   // grid splits such an index can never produce the outputs (each block sees part of the sum).
   std::vector<bool> reduced_by_every_output;
+  // The program's sums with a non-multilinear operand (exp, div, square...: P[m, t] in
+  // sum_t P[m, t] V[t, d]), canonical classes, sorted and distinct; and per class, whether
+  // some sum over it has multilinear operands only (a matmul of inputs, of products...). A sum
+  // over an index of the first kind only cannot be regrouped: a candidate's sum over it must
+  // range over the same indices as one of them (sum_t V[t, d] cannot be part of the program's
+  // computation). Sums of multilinear operands may be regrouped (X (A B) for (X A) B).
+  std::vector<SumShape> rigid_sums;
+  std::vector<bool> freely_summed;
 };
 // A fresh label per input dim of size > 1, unified by the program's ops.
 // Precondition: `program` is valid.

@@ -42,11 +42,21 @@ inline search::SearchOptions single_kernel(int block_ops) {
 }
 
 // The options of the discovery search for `name` (gated_mlp, attention, lora, rms_norm_matmul,
-// ntrans).
+// ntrans, gqa_decode).
 inline search::SearchOptions discovery_options(const std::string& name) {
   if (name == "gated_mlp") return single_kernel(6);
   if (name == "attention") return single_kernel(8);
   search::SearchOptions o;
+  if (name == "gqa_decode") {  // split-KV: two graph-defined kernels
+    o = single_kernel(7);
+    o.max_kernel_ops = 2;
+    o.max_graph_defined_ops = 2;
+    o.max_kernel_op_inputs = 3;
+    o.min_blocks = 4;
+    o.max_blocks = 4;
+    o.forloop_ranges = {2};
+    return o;
+  }
   if (name == "ntrans") {
     o = single_kernel(13);
     o.grid_sizes = {2};

@@ -90,6 +90,7 @@ TEST(CpuCodegen, EveryAttentionCandidate) { check_all_candidates("attention"); }
 TEST(CpuCodegen, EveryLoraCandidate) { check_all_candidates("lora"); }
 TEST(CpuCodegen, EveryRmsNormCandidate) { check_all_candidates("rms_norm_matmul"); }
 TEST(CpuCodegen, EveryNTransCandidate) { check_all_candidates("ntrans"); }
+TEST(CpuCodegen, EveryGqaDecodeCandidate) { check_all_candidates("gqa_decode"); }
 
 TEST(CpuJit, MissingCompilerIsAClearError) {
   runtime::JitOptions o = test_jit();

@@ -44,6 +44,7 @@ TEST(CudaCodegen, EveryAttentionCandidateCompiles) { compile_candidates("attenti
 TEST(CudaCodegen, EveryLoraCandidateCompiles) { compile_candidates("lora"); }
 TEST(CudaCodegen, EveryRmsNormCandidateCompiles) { compile_candidates("rms_norm_matmul"); }
 TEST(CudaCodegen, EveryNTransCandidateCompiles) { compile_candidates("ntrans"); }
+TEST(CudaCodegen, EveryGqaDecodeCandidateCompiles) { compile_candidates("gqa_decode"); }
 
 // ---- golden sources -------------------------------------------------------------------------
 

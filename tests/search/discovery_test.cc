@@ -154,6 +154,44 @@ TEST(Discovery, NTransBecomesOneKernel) {
   EXPECT_NE(r->stats.oracle.find("rebuilt"), std::string::npos);
 }
 
+// FlashDecoding style (split-KV) for GQA decode, in two graph-defined kernels: the first splits
+// the KV tokens over a grid dim (K along dim 2, V along dim 1) and saves partial numerators and
+// denominators, one part per block; the second adds the parts up by accumulating its input
+// tiles over its loop, then divides once.
+TEST(Discovery, GqaDecodeSplitsKv) {
+  SearchOptions o = single_kernel_options();
+  o.max_kernel_ops = 2;
+  o.max_graph_defined_ops = 2;
+  o.max_kernel_op_inputs = 3;
+  o.min_blocks = 4;
+  o.max_blocks = 4;
+  o.forloop_ranges = {2};
+  o.max_block_ops = 7;
+  auto r = search_lax(load_data("gqa_decode"), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  int n = 0;
+  for (const Candidate& c : r->candidates) {
+    if (c.graph.ops.size() != 2 || !c.graph.ops[0].graph_defined ||
+        !c.graph.ops[1].graph_defined || c.graph.ops[0].inputs.size() != 3)
+      continue;
+    const ir::BlockGraph& split = *c.graph.ops[0].block;
+    const ir::BlockGraph& combine = *c.graph.ops[1].block;
+    bool kv_split = false;  // one grid dim splits K's tokens and V's tokens
+    for (int g = 0; g < 3; ++g)
+      kv_split |= iterator_of(split, 1).imap[g] == 2 && iterator_of(split, 2).imap[g] == 1;
+    const auto ops = block_ops(combine);
+    int summed_inputs = 0;  // accumulators reading an input iterator directly
+    for (const ir::BlockNode& node : combine.nodes)
+      if (node.kind == ir::BlockNodeKind::kAccumulator && node.fmap == ir::kReplica)
+        for (const ir::BlockNode& src : combine.nodes)
+          summed_inputs += src.kind == ir::BlockNodeKind::kInputIterator &&
+                           src.outputs[0] == node.inputs[0];
+    n += kv_split && count(block_ops(split), ir::OpKind::kExp, ir::Phase::kInLoop) == 1 &&
+         summed_inputs == 2 && count(ops, ir::OpKind::kDiv, ir::Phase::kPostLoop) == 1;
+  }
+  EXPECT_GT(n, 0) << summary_table(*r);
+}
+
 // Mirage Fig. 9b: X W + (X A) B as one concat-matmul over the joined reduction dim.
 TEST(Discovery, LoraUsesConcatMatmul) {
   SearchOptions o;

@@ -1,0 +1,12 @@
+# GQA decode (examples/gqa.mu) at reduced shapes, for the split-KV discovery test: few query
+# rows per KV head, a long KV sequence.
+input Q : f16[2, 4, 16]
+input K : f16[2, 16, 64]
+input V : f16[2, 64, 16]
+QK = matmul(Q, K)
+S = scale(QK, factor=1/4)
+E = exp(S)
+D = sum(E, dim=2, group=64)
+P = div(E, D)
+O = matmul(P, V)
+output O
