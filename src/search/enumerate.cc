@@ -927,7 +927,7 @@ class Worker {
         // (-1): it carries g's index when the grid split that index down to one per block
         // (8 blocks over 8 rows), so it may take g as well.
         // A grid dim that splits an index the block sums over leaves partial sums; before a
-        // later kernel (which adds them up) they may be written along any dim (split-KV).
+        // later kernel (which adds them up) they go along one canonical dim (split-KV).
         bool follows = true;
         for (int g = 0; g < 3; ++g) {
           if (m[g] == ir::kReplica || f.grid_label[static_cast<size_t>(g)] == kAnyLabel) continue;

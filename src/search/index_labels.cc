@@ -38,15 +38,13 @@ bool broadcast_labels(const ir::Shape& a, const Labels& la, const ir::Shape& b, 
   return true;
 }
 
-// Adds the labels >= 0 of the first `rank` dims of `l` to `set` (kept sorted and distinct);
-// returns false if one is kAnyLabel.
-bool add_indices(const Labels& l, int rank, std::vector<int>& set) {
+// Adds the labels >= 0 of the first `rank` dims of `l` to the class set `set`; returns false
+// if one is kAnyLabel or beyond kMaxSummandClass.
+bool add_indices(const Labels& l, int rank, uint64_t& set) {
   bool known = true;
   for (int d = 0; d < rank; ++d) {
-    if (l[d] == kAnyLabel) known = false;
-    if (l[d] < 0) continue;
-    auto it = std::lower_bound(set.begin(), set.end(), l[d]);
-    if (it == set.end() || *it != l[d]) set.insert(it, l[d]);
+    if (l[d] == kAnyLabel || l[d] > kMaxSummandClass) known = false;
+    if (l[d] >= 0 && l[d] <= kMaxSummandClass) set |= uint64_t{1} << l[d];
   }
   return known;
 }
@@ -141,13 +139,14 @@ ProgramLabels program_labels(const ir::KernelGraph& program) {
       if (red < 0) continue;
       sums.push_back(red), above.push_back(red);
       // The operands of this reduction: concat_matmul's k-th pair (k, k + 2), else all.
+      const bool pairs = ir::op_info(op.op).cls == ir::OpClass::kConcatMatmul;
       bool rigid = false;
       for (size_t i = 0; i < op.inputs.size(); ++i)
-        if (op.inputs.size() != 4 || static_cast<int>(i % 2) == k) rigid |= nonlinear[op.inputs[i]];
-      if (rigid)
+        if (!pairs || static_cast<int>(i % 2) == k) rigid |= nonlinear[op.inputs[i]];
+      if (rigid && !r->summand_any[k])
         shapes.push_back({red, r->summand[k]});
       else
-        free_sums.push_back(red);
+        free_sums.push_back(red);  // regroupable, or a summand set too large to record
     }
   }
   ProgramLabels out;
@@ -159,12 +158,11 @@ ProgramLabels program_labels(const ir::KernelGraph& program) {
     for (int red : sums_above[id]) mine[static_cast<size_t>(uf.find(red))] = true;
     for (size_t c = 0; c < mine.size(); ++c) out.reduced_by_every_output[c] = out.reduced_by_every_output[c] && mine[c];
   }
-  for (SumShape& sh : shapes) {
-    sh.index = uf.find(sh.index);
-    for (int& x : sh.summand) x = uf.find(x);
-    std::sort(sh.summand.begin(), sh.summand.end());
-    sh.summand.erase(std::unique(sh.summand.begin(), sh.summand.end()), sh.summand.end());
-    out.rigid_sums.push_back(sh);
+  for (const SumShape& sh : shapes) {  // raw classes -> canonical ones
+    SumShape c{uf.find(sh.index), 0};
+    for (int x = 0; x <= kMaxSummandClass; ++x)
+      if (sh.summand >> x & 1) c.summand |= uint64_t{1} << uf.find(x);
+    out.rigid_sums.push_back(c);
   }
   std::sort(out.rigid_sums.begin(), out.rigid_sums.end());
   out.rigid_sums.erase(std::unique(out.rigid_sums.begin(), out.rigid_sums.end()), out.rigid_sums.end());

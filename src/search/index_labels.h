@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <vector>
 
@@ -27,17 +28,18 @@ struct IndexClasses {  // union-find over index labels (building the program's c
 struct LabelResult {
   Labels out;
   int reduced[2] = {-1, -1};  // index classes summed over by the op
-  // Per reduction: the indices its summand ranges over (labels >= 0 of the operands), as a
-  // set of classes; `summand_any` when an operand has an unknown (kAnyLabel) dim.
-  std::vector<int> summand[2];
+  // Per reduction: the indices its summand ranges over (labels >= 0 of the operands), bit c
+  // for class c; `summand_any` when an operand has an unknown (kAnyLabel) dim or a class
+  // beyond kMaxSummandClass (the set is then not checked).
+  uint64_t summand[2] = {0, 0};
   bool summand_any[2] = {false, false};
 };
+constexpr int kMaxSummandClass = 63;
 
-// A sum of the program: the index class summed over and the (sorted) classes its summand
-// ranges over.
+// A sum of the program: the index class summed over and the classes its summand ranges over.
 struct SumShape {
   int index = -1;
-  std::vector<int> summand;
+  uint64_t summand = 0;
   auto operator<=>(const SumShape&) const = default;
 };
 
