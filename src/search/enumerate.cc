@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <deque>
 #include <optional>
 #include <map>
 #include <unordered_map>
@@ -334,10 +335,9 @@ class Worker {
   }
 
   // Attribute choices for `op` on inputs of these types/expressions: (attrs, rank attr).
-  std::vector<std::pair<ir::OpAttrs, int64_t>> attr_choices(OpKind op,
-                                                            const std::vector<TensorType>& types,
-                                                            const std::vector<expr::Expr>& es) {
-    std::vector<std::pair<ir::OpAttrs, int64_t>> out;
+  void attr_choices(OpKind op, const std::vector<TensorType>& types,
+                    const std::vector<expr::Expr>& es, std::vector<std::pair<ir::OpAttrs, int64_t>>& out) {
+    out.clear();
     if (op == OpKind::kSum) {
       const ir::Shape& s = types[0].shape;
       for (int d = 0; d < s.rank; ++d) {
@@ -347,7 +347,7 @@ class Worker {
         a.group = s[d];
         out.push_back({a, d});
       }
-      return out;
+      return;
     }
     if (abstracted(op)) {
       for (size_t i = 0; i < c_.anchors.size(); ++i) {
@@ -358,10 +358,36 @@ class Worker {
           match = c_.oracle.equivalent(es[j], an.inputs[j]).value_or(false);
         if (match) out.push_back({an.attrs, static_cast<int64_t>(i)});
       }
-      return out;
+      return;
     }
     out.push_back({ir::OpAttrs{}, 0});
-    return out;
+  }
+
+  // An op's operands (types, expressions, labels) and its attribute choices, in buffers kept
+  // per search depth (one op per depth is being tried at a time): the enumerator's inner
+  // loop then allocates nothing.
+  struct OpScratch {
+    std::vector<TensorType> types;
+    std::vector<expr::Expr> es;
+    std::vector<Labels> labs;
+    std::vector<std::pair<ir::OpAttrs, int64_t>> choices;
+  };
+  // Per kernel-op depth and per block-op depth (a block search runs to its end before the
+  // kernel level goes deeper); deques: growing one keeps outer depths' references valid.
+  std::deque<OpScratch> kernel_scratch_, block_scratch_;
+  static OpScratch& scratch(std::deque<OpScratch>& pool, size_t depth, const std::vector<int>& in,
+                            const std::vector<Tensor>& ts) {
+    while (pool.size() <= depth) pool.emplace_back();
+    OpScratch& sc = pool[depth];
+    sc.types.clear();
+    sc.es.clear();
+    sc.labs.clear();
+    for (int i : in) {
+      sc.types.push_back(ts[static_cast<size_t>(i)].type);
+      sc.es.push_back(ts[static_cast<size_t>(i)].e);
+      sc.labs.push_back(ts[static_cast<size_t>(i)].lab);
+    }
+    return sc;
   }
 
   // ---------------------------------------------------------------------------------------
@@ -422,15 +448,13 @@ class Worker {
   }
 
   void try_kernel_op(OpKind op, const std::vector<int>& in) {
-    std::vector<TensorType> types;
-    std::vector<expr::Expr> es;
-    std::vector<Labels> labs;
-    for (int i : in) {
+    for (int i : in)
       if (kt_[i].partial()) return;  // partial sums are added up by a block graph's loop
-      types.push_back(kt_[i].type), es.push_back(kt_[i].e), labs.push_back(kt_[i].lab);
-    }
     if (last_kernel_op() && !last_op_may_complete(in)) return;
-    for (const auto& [attrs, attr_code] : attr_choices(op, types, es)) {
+    OpScratch& sc = scratch(kernel_scratch_, kops_.size(), in, kt_);
+    attr_choices(op, sc.types, sc.es, sc.choices);
+    const auto& [types, es, labs, choices] = sc;
+    for (const auto& [attrs, attr_code] : choices) {
       const Rank rank = make_rank(in, static_cast<int>(op), attr_code);
       if (!kops_.empty() && !(kops_.back().rank < rank)) continue;
       if (not_my_root_choice()) continue;
@@ -804,19 +828,16 @@ class Worker {
     const Phase phase = f.t[in[0]].phase;
     // With a loop, reductions belong in it: post-loop ops are element-wise (the epilogue).
     if (phase == Phase::kPostLoop && f.cfg.forloop > 1 && !ir::is_elementwise(op)) return;
-    std::vector<TensorType> types;
-    std::vector<expr::Expr> es;
-    std::vector<Labels> labs;
     bool loop_dep = false;
     for (int i : in) {
       if (f.t[i].phase != phase) return;  // ops never mix phases
       if (f.t[i].partial()) return;       // one part of partial sums: only accumulated
-      types.push_back(f.t[i].type);
-      es.push_back(f.t[i].e);
-      labs.push_back(f.t[i].lab);
       loop_dep |= f.t[i].loop_dep;
     }
-    for (const auto& [attrs, attr_code] : attr_choices(op, types, es)) {
+    OpScratch& sc = scratch(block_scratch_, f.ops.size(), in, f.t);
+    attr_choices(op, sc.types, sc.es, sc.choices);
+    const auto& [types, es, labs, choices] = sc;
+    for (const auto& [attrs, attr_code] : choices) {
       const Rank rank = make_rank(in, static_cast<int>(op), attr_code);
       if (!f.ops.empty() && !(f.ops.back().rank < rank)) continue;
       auto out = output_of(op, attrs, types, labs);

@@ -300,6 +300,7 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
         verify::VerifyOptions vo;
         vo.mode = verify::Mode::kScreen;
         vo.screen_samples = o.screen_samples;
+        vo.threads = 1;  // the search's workers already use every core
         vo.seed = o.seed ^ canonical_hash(g);
         const verify::Verdict v = verify::check(program, g, vo);
         if (v.kind == verify::VerdictKind::kPassed || v.kind == verify::VerdictKind::kVerified) {

@@ -127,6 +127,16 @@ HostTensor<T> eval_op(ir::OpKind op, const ir::OpAttrs& at, const std::vector<co
       const std::array<std::array<int64_t, 4>, 2> st = {
           detail::broadcast_strides(a.shape, out_shape), detail::broadcast_strides(in[1]->shape, out_shape)};
       const HostTensor<T>& b = *in[1];
+      if constexpr (requires(std::vector<T>& v) { Arith<T>::invert_all(v); }) {
+        if (op == ir::OpKind::kDiv) {  // exact division: all inverses at once, then multiply
+          std::vector<T> inv = b.data;
+          Arith<T>::invert_all(inv);
+          detail::for_each_broadcast<2>(out_shape, st, [&](int64_t i, const std::array<int64_t, 2>& o) {
+            out.data[static_cast<size_t>(i)] = Arith<T>::times_inverse(a.data[static_cast<size_t>(o[0])], inv[static_cast<size_t>(o[1])]);
+          });
+          return out;
+        }
+      }
       detail::for_each_broadcast<2>(out_shape, st, [&](int64_t i, const std::array<int64_t, 2>& o) {
         out.data[static_cast<size_t>(i)] = detail::binary(op, a.data[static_cast<size_t>(o[0])], b.data[static_cast<size_t>(o[1])]);
       });

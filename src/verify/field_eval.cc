@@ -32,10 +32,6 @@ void unite(std::optional<Box>& into, const Box& b) {
   for (int d = 0; d < b.rank; ++d) into->idx[d] = merge(into->idx[d], b.idx[d]);
 }
 
-bool meets(const std::vector<int64_t>& v, int64_t lo, int64_t hi) {
-  auto it = std::lower_bound(v.begin(), v.end(), lo);
-  return it != v.end() && *it < hi;
-}
 
 // Maps `want`, a box of an op's output of shape `out`, onto an operand of shape `in` that is
 // broadcast to it (right-aligned; size-1 dims read index 0). `skip` trailing dims are the
@@ -70,12 +66,13 @@ struct OpPlan {
   std::vector<Box> inputs;
 };
 
-OpPlan plan_op(const ir::KernelGraph& g, const ir::KernelOp& op, const Box& want) {
-  const ir::Shape& out = g.tensor(op.outputs[0]).type.shape;
-  auto shape = [&](size_t i) -> const ir::Shape& { return g.tensor(op.inputs[i]).type.shape; };
+// `in` are the operands' shapes, `out` the result's.
+OpPlan plan_op(ir::OpKind kind, const ir::OpAttrs& attrs, const std::vector<ir::Shape>& operands,
+               const ir::Shape& out, const Box& want) {
+  auto shape = [&](size_t i) -> const ir::Shape& { return operands[i]; };
   OpPlan p{want, {}};
-  const int dim = op.attrs.dim;
-  switch (ir::op_info(op.op).cls) {
+  const int dim = attrs.dim;
+  switch (ir::op_info(kind).cls) {
     case ir::OpClass::kUnary: p.inputs = {want}; break;
     case ir::OpClass::kBinary:
       p.inputs = {broadcast_box(want, shape(0), out, 0), broadcast_box(want, shape(1), out, 0)};
@@ -91,7 +88,7 @@ OpPlan plan_op(const ir::KernelGraph& g, const ir::KernelOp& op, const Box& want
       Box in = want;
       in.idx[dim].clear();
       for (int64_t j : want.idx[dim])
-        for (int64_t t = 0; t < op.attrs.group; ++t) in.idx[dim].push_back(j * op.attrs.group + t);
+        for (int64_t t = 0; t < attrs.group; ++t) in.idx[dim].push_back(j * attrs.group + t);
       p.inputs = {in};
       break;
     }
@@ -123,108 +120,48 @@ OpPlan plan_op(const ir::KernelGraph& g, const ir::KernelOp& op, const Box& want
   return p;
 }
 
-// Block b's region of a tensor of shape `s` cut by `map` (grid dim -> tensor dim) into grid parts.
-Box block_region(const ir::BlockGraph& bg, const ir::DimMap& map, const ir::Shape& s,
-                 const std::array<int64_t, 3>& b) {
-  Box r = full_box(s);
-  for (int g = 0; g < 3; ++g)
-    if (map[g] != kReplica) {
-      const int64_t len = s[map[g]] / bg.grid[g];
-      r.idx[map[g]] = iota(b[static_cast<size_t>(g)] * len, (b[static_cast<size_t>(g)] + 1) * len);
-    }
-  return r;
-}
-
-struct BlockPlan {
-  std::vector<std::array<int64_t, 3>> blocks;  // the blocks to run
-  std::vector<Box> produced;                   // per output
-  std::vector<Box> inputs;                     // per input: union of the blocks' chunks
-};
-
-std::vector<const ir::BlockNode*> nodes_of(const ir::BlockGraph& bg, ir::BlockNodeKind kind) {
-  std::vector<const ir::BlockNode*> v;
-  for (const ir::BlockNode& n : bg.nodes)
-    if (n.kind == kind) v.push_back(&n);
-  return v;
-}
-
-BlockPlan plan_block(const ir::KernelOp& op,
-                     const std::vector<std::optional<Box>>& demand) {
-  const ir::BlockGraph& bg = *op.block;
-  const auto savers = nodes_of(bg, ir::BlockNodeKind::kOutputSaver);
-  const auto iters = nodes_of(bg, ir::BlockNodeKind::kInputIterator);
-  BlockPlan p;
-  std::vector<std::optional<Box>> prod(op.outputs.size()), ins(op.inputs.size());
-  for (int64_t bz = 0; bz < bg.grid[2]; ++bz)
-    for (int64_t by = 0; by < bg.grid[1]; ++by)
-      for (int64_t bx = 0; bx < bg.grid[0]; ++bx) {
-        const std::array<int64_t, 3> b{bx, by, bz};
-        bool needed = false;
-        for (size_t o = 0; o < savers.size() && !needed; ++o) {
-          const auto& want = demand[static_cast<size_t>(op.outputs[o])];
-          if (!want) continue;
-          const ir::Shape& s = bg.output_types[o].shape;
-          needed = true;
-          for (int gd = 0; gd < 3; ++gd) {
-            const int d = savers[o]->omap[gd];
-            if (d == kReplica) continue;
-            const int64_t len = s[d] / bg.grid[gd];
-            needed = needed && meets(want->idx[d], b[static_cast<size_t>(gd)] * len,
-                                     (b[static_cast<size_t>(gd)] + 1) * len);
-          }
-        }
-        if (!needed) continue;
-        p.blocks.push_back(b);
-        for (size_t o = 0; o < savers.size(); ++o)
-          unite(prod[o], block_region(bg, savers[o]->omap, bg.output_types[o].shape, b));
-        for (const ir::BlockNode* it : iters)
-          unite(ins[static_cast<size_t>(it->input_index)],
-                block_region(bg, it->imap, bg.input_types[static_cast<size_t>(it->input_index)].shape, b));
-      }
-  for (auto& b : prod) p.produced.push_back(*b);
-  for (auto& b : ins) p.inputs.push_back(*b);
-  return p;
-}
-
-// Per-dim position of each global index in a box (-1 where absent).
-std::array<std::vector<int64_t>, 4> positions(const Box& box, const ir::Shape& shape) {
-  std::array<std::vector<int64_t>, 4> pos;
-  for (int d = 0; d < box.rank; ++d) {
-    pos[d].assign(static_cast<size_t>(shape[d]), -1);
-    for (size_t i = 0; i < box.idx[d].size(); ++i) pos[d][static_cast<size_t>(box.idx[d][i])] = static_cast<int64_t>(i);
-  }
-  return pos;
-}
-
-// Calls f(compact offset in `box`, compact offset in the container box) for every entry of box.
+// Calls f(compact offset in `box`, compact offset in `container`) for every entry of box, which
+// must lie in container (both boxes of the same tensor). Each index of box is located in
+// container's sorted list once per dim (by subtraction when that list is a contiguous range).
 template <class F>
-void for_each_entry(const Box& box, const std::array<std::vector<int64_t>, 4>& pos,
-                    const ir::Shape& container, F f) {
-  const ir::Shape ext = box.extents();
+void for_each_entry(const Box& box, const Box& container, F f) {
+  std::array<std::vector<int64_t>, 4> pos;  // per dim: where box's j-th index sits in container
+  for (int d = 0; d < box.rank; ++d) {
+    const auto& have = container.idx[d];
+    pos[d].reserve(box.idx[d].size());
+    const bool range = !have.empty() && have.back() - have.front() + 1 == static_cast<int64_t>(have.size());
+    for (int64_t i : box.idx[d]) {
+      int64_t at = -1;
+      if (range) {
+        at = i - have.front();
+        if (at >= static_cast<int64_t>(have.size())) at = -1;
+      } else {
+        const auto it = std::lower_bound(have.begin(), have.end(), i);
+        if (it != have.end() && *it == i) at = it - have.begin();
+      }
+      MG_CHECK(at >= 0, "box entry outside the computed box");
+      pos[d].push_back(at);
+    }
+  }
+  const ir::Shape ext = box.extents(), cext = container.extents();
   const int64_t n = ext.numel();
+  if (n == 0) return;
   const int last = box.rank - 1;
   for (int64_t r = 0; r < n / ext[last]; ++r) {
-    int64_t rem = r, base = 0, stride = container[last];
+    int64_t rem = r, base = 0, stride = cext[last];
     std::array<int64_t, 4> ix{};
     for (int d = last - 1; d >= 0; --d) ix[d] = rem % ext[d], rem /= ext[d];
     for (int d = last - 1; d >= 0; --d) {
-      const int64_t pd = pos[d][static_cast<size_t>(box.idx[d][static_cast<size_t>(ix[d])])];
-      MG_CHECK(pd >= 0, "box entry outside the computed box");
-      base += pd * stride;
-      stride *= container[d];
+      base += pos[d][static_cast<size_t>(ix[d])] * stride;
+      stride *= cext[d];
     }
-    for (int64_t j = 0; j < ext[last]; ++j) {
-      const int64_t pl = pos[last][static_cast<size_t>(box.idx[last][static_cast<size_t>(j)])];
-      MG_CHECK(pl >= 0, "box entry outside the computed box");
-      f(r * ext[last] + j, base + pl);
-    }
+    for (int64_t j = 0; j < ext[last]; ++j) f(r * ext[last] + j, base + pos[last][static_cast<size_t>(j)]);
   }
 }
 
 // Writes `tile` (the values of `region`) into dst.
 void scatter(BoxTensor& dst, const Box& region, const HostTensor<FF>& tile) {
-  const auto pos = positions(dst.box, dst.shape);
-  for_each_entry(region, pos, dst.data.shape, [&](int64_t from, int64_t to) {
+  for_each_entry(region, dst.box, [&](int64_t from, int64_t to) {
     dst.data.data[static_cast<size_t>(to)] = tile.data[static_cast<size_t>(from)];
   });
 }
@@ -252,39 +189,336 @@ const HostTensor<FF>* view(const BoxTensor& src, const Box& want, std::vector<Ho
   return &keep.back();
 }
 
-// Runs blocks begin, begin + step, ... of the plan, writing their tiles into `outs`.
-void run_blocks(const ir::KernelOp& op, const BlockPlan& plan,
-                const std::vector<std::optional<BoxTensor>>& v, std::vector<BoxTensor>& outs,
-                size_t begin, size_t step) {
-  const ir::BlockGraph& bg = *op.block;
-  const auto savers = nodes_of(bg, ir::BlockNodeKind::kOutputSaver);
-  const auto iters = nodes_of(bg, ir::BlockNodeKind::kInputIterator);
-  for (size_t k = begin; k < plan.blocks.size(); k += step) {
-    const auto& b = plan.blocks[k];
-    std::vector<HostTensor<FF>> chunks(op.inputs.size());
-    for (const ir::BlockNode* it : iters) {
-      const auto j = static_cast<size_t>(it->input_index);
-      chunks[j] = gather(*v[static_cast<size_t>(op.inputs[j])],
-                         block_region(bg, it->imap, bg.input_types[j].shape, b));
+// ---- Graph-defined kernels: every needed block computes only the demanded entries of its tiles.
+
+using Values = std::vector<std::optional<BoxTensor>>;
+
+// Computes a planned op from its operands' values (compacted to what the plan reads).
+BoxTensor eval_planned(ir::OpKind op, const ir::OpAttrs& attrs, const OpPlan& plan,
+                       const std::vector<ir::TensorId>& inputs, const ir::Shape& out, const Values& v) {
+  std::vector<HostTensor<FF>> keep;
+  keep.reserve(inputs.size());
+  std::vector<const HostTensor<FF>*> in;
+  for (size_t j = 0; j < inputs.size(); ++j)
+    in.push_back(view(*v[static_cast<size_t>(inputs[j])], plan.inputs[j], keep));
+  return BoxTensor{out, plan.produced, eval_op(op, attrs, in, plan.produced.extents())};
+}
+
+// Plans an op node whose output is demanded: widens that demand to what the op produces and adds
+// what it reads to its operands' demands.
+OpPlan plan_node(ir::OpKind op, const ir::OpAttrs& attrs, const std::vector<ir::TensorId>& inputs,
+                 ir::TensorId output, const std::vector<ir::Tensor>& tensors,
+                 std::vector<std::optional<Box>>& box) {
+  std::vector<ir::Shape> shapes;
+  for (ir::TensorId id : inputs) shapes.push_back(tensors[static_cast<size_t>(id)].type.shape);
+  OpPlan p = plan_op(op, attrs, shapes, tensors[static_cast<size_t>(output)].type.shape,
+                     *box[static_cast<size_t>(output)]);
+  box[static_cast<size_t>(output)] = p.produced;
+  for (size_t j = 0; j < inputs.size(); ++j) unite(box[static_cast<size_t>(inputs[j])], p.inputs[j]);
+  return p;
+}
+
+// Where block b's tile of a tensor of shape `s` cut by `map` (grid dim -> tensor dim) starts.
+std::array<int64_t, 4> block_offset(const ir::BlockGraph& bg, const ir::DimMap& map,
+                                    const ir::Shape& s, const std::array<int64_t, 3>& b) {
+  std::array<int64_t, 4> off{};
+  for (int g = 0; g < 3; ++g)
+    if (map[g] != kReplica)
+      off[static_cast<size_t>(map[g])] = b[static_cast<size_t>(g)] * (s[map[g]] / bg.grid[g]);
+  return off;
+}
+
+Box shifted(Box box, const std::array<int64_t, 4>& off) {
+  for (int d = 0; d < box.rank; ++d)
+    for (int64_t& i : box.idx[d]) i += off[static_cast<size_t>(d)];
+  return box;
+}
+
+// The entries of `global` in the tile of shape `tile` at `off`, in tile coordinates; nullopt if
+// none.
+std::optional<Box> localized(const Box& global, const std::array<int64_t, 4>& off, const ir::Shape& tile) {
+  Box r;
+  r.rank = global.rank;
+  for (int d = 0; d < r.rank; ++d) {
+    const int64_t lo = off[static_cast<size_t>(d)];
+    for (int64_t i : global.idx[d])
+      if (i >= lo && i < lo + tile[d]) r.idx[d].push_back(i - lo);
+    if (r.idx[d].empty()) return std::nullopt;
+  }
+  return r;
+}
+
+// Demands in a block or thread graph (tile coordinates) and the plans of its demanded op nodes.
+struct Demands {
+  std::vector<std::optional<Box>> box;      // per tensor
+  std::vector<std::optional<OpPlan>> plan;  // per node
+};
+
+// What one block computes. One box per tensor for all iterations (their union): in-loop tensors
+// are computed on the same entries every iteration.
+struct BlockDemand {
+  std::array<int64_t, 3> block{};
+  Demands tiles;
+  std::vector<Demands> threads;           // per block node; thread-graph nodes only
+  std::vector<std::optional<Box>> saved;  // per output saver: the tile entries it saves
+  std::vector<int64_t> iterations;        // the loop iterations that contribute to them
+};
+
+std::vector<const ir::BlockNode*> nodes_of(const ir::BlockGraph& bg, ir::BlockNodeKind kind) {
+  std::vector<const ir::BlockNode*> v;
+  for (const ir::BlockNode& n : bg.nodes)
+    if (n.kind == kind) v.push_back(&n);
+  return v;
+}
+
+void plan_thread_graph(const ir::BlockNode& n, std::vector<std::optional<Box>>& tiles, Demands& td) {
+  const ir::ThreadGraph& tg = *n.thread;
+  td.box.assign(tg.tensors.size(), std::nullopt);
+  td.plan.assign(tg.nodes.size(), std::nullopt);
+  for (size_t i = 0; i < tg.outputs.size(); ++i)
+    if (const auto& want = tiles[static_cast<size_t>(n.outputs[i])]) unite(td.box[static_cast<size_t>(tg.outputs[i])], *want);
+  for (size_t j = tg.nodes.size(); j-- > 0;) {
+    const ir::ThreadGraph::Node& tn = tg.nodes[j];
+    if (td.box[static_cast<size_t>(tn.output)])
+      td.plan[j] = plan_node(tn.op, tn.attrs, tn.inputs, tn.output, tg.tensors, td.box);
+  }
+  for (size_t i = 0; i < tg.inputs.size(); ++i)
+    if (const auto& want = td.box[static_cast<size_t>(tg.inputs[i])]) unite(tiles[static_cast<size_t>(n.inputs[i])], *want);
+}
+
+// The iterations whose values reach a demanded accumulator: all of them when one adds its
+// input up (or none accumulates), else those that write a demanded part of a concatenating one.
+std::vector<int64_t> needed_iterations(const ir::BlockGraph& bg, const std::vector<std::optional<Box>>& box) {
+  std::vector<char> need(static_cast<size_t>(bg.forloop), 0);
+  bool any = false;
+  for (const ir::BlockNode& n : bg.nodes) {
+    if (n.kind != ir::BlockNodeKind::kAccumulator || !box[static_cast<size_t>(n.outputs[0])]) continue;
+    any = true;
+    if (n.fmap == kReplica) {
+      std::fill(need.begin(), need.end(), 1);
+      break;
     }
-    std::vector<const HostTensor<FF>*> ptrs;
-    for (const auto& c : chunks) ptrs.push_back(&c);
-    const Tensors<FF> tiles = detail::run_block_on_chunks(bg, ptrs);
-    for (size_t o = 0; o < savers.size(); ++o)
-      scatter(outs[o], block_region(bg, savers[o]->omap, bg.output_types[o].shape, b), tiles[o]);
+    const int64_t len = bg.tensors[static_cast<size_t>(n.inputs[0])].type.shape[n.fmap];
+    for (int64_t i : box[static_cast<size_t>(n.outputs[0])]->idx[n.fmap]) need[static_cast<size_t>(i / len)] = 1;
+  }
+  std::vector<int64_t> its;
+  for (int64_t it = 0; it < bg.forloop; ++it)
+    if (!any || need[static_cast<size_t>(it)]) its.push_back(it);
+  return its;
+}
+
+// Block b's demands, from the demanded entries `out` of each output (global coordinates);
+// nullopt when the block saves none of them.
+std::optional<BlockDemand> plan_one_block(const ir::BlockGraph& bg,
+                                          const std::vector<std::optional<Box>>& out,
+                                          const std::array<int64_t, 3>& b) {
+  BlockDemand d;
+  d.block = b;
+  d.tiles.box.resize(bg.tensors.size());
+  d.tiles.plan.resize(bg.nodes.size());
+  d.threads.resize(bg.nodes.size());
+  d.saved.resize(bg.savers.size());
+  bool any = false;
+  for (size_t o = 0; o < bg.savers.size(); ++o) {
+    if (!out[o]) continue;
+    const ir::BlockNode& saver = bg.nodes[static_cast<size_t>(bg.savers[o])];
+    const auto t = static_cast<size_t>(saver.inputs[0]);
+    d.saved[o] = localized(*out[o], block_offset(bg, saver.omap, bg.output_types[o].shape, b),
+                           bg.tensors[t].type.shape);
+    if (!d.saved[o]) continue;
+    unite(d.tiles.box[t], *d.saved[o]);
+    any = true;
+  }
+  if (!any) return std::nullopt;
+  auto& box = d.tiles.box;
+  for (size_t k = bg.nodes.size(); k-- > 0;) {
+    const ir::BlockNode& n = bg.nodes[k];
+    if (n.outputs.empty() || !box[static_cast<size_t>(n.outputs[0])]) continue;
+    switch (n.kind) {
+      case ir::BlockNodeKind::kInputIterator:
+      case ir::BlockNodeKind::kOutputSaver: break;
+      case ir::BlockNodeKind::kCompute:
+        d.tiles.plan[k] = plan_node(n.op, n.attrs, n.inputs, n.outputs[0], bg.tensors, box);
+        break;
+      case ir::BlockNodeKind::kThreadGraph: plan_thread_graph(n, box, d.threads[k]); break;
+      case ir::BlockNodeKind::kAccumulator: {  // a concatenating one reads index i % len per iteration
+        Box x = *box[static_cast<size_t>(n.outputs[0])];
+        if (n.fmap != kReplica) {
+          const int64_t len = bg.tensors[static_cast<size_t>(n.inputs[0])].type.shape[n.fmap];
+          auto& v = x.idx[n.fmap];
+          for (int64_t& i : v) i %= len;
+          std::sort(v.begin(), v.end());
+          v.erase(std::unique(v.begin(), v.end()), v.end());
+        }
+        unite(box[static_cast<size_t>(n.inputs[0])], x);
+        break;
+      }
+    }
+  }
+  d.iterations = needed_iterations(bg, box);
+  return d;
+}
+
+// Where iteration `it` of block b reads the tile of iterator n (per imap and fmap).
+std::array<int64_t, 4> iterator_offset(const ir::BlockGraph& bg, const ir::BlockNode& n,
+                                       const std::array<int64_t, 3>& b, int64_t it) {
+  std::array<int64_t, 4> off =
+      block_offset(bg, n.imap, bg.input_types[static_cast<size_t>(n.input_index)].shape, b);
+  if (n.fmap != kReplica)
+    off[static_cast<size_t>(n.fmap)] += it * bg.tensors[static_cast<size_t>(n.outputs[0])].type.shape[n.fmap];
+  return off;
+}
+
+struct BlockPlan {
+  std::vector<BlockDemand> blocks;            // the blocks to run
+  std::vector<Box> produced;                  // per output (no entries when not demanded)
+  std::vector<std::optional<Box>> inputs;     // per input: what the blocks read over all iterations
+};
+
+BlockPlan plan_block(const ir::KernelOp& op, const std::vector<std::optional<Box>>& demand) {
+  const ir::BlockGraph& bg = *op.block;
+  const auto iters = nodes_of(bg, ir::BlockNodeKind::kInputIterator);
+  BlockPlan p;
+  p.inputs.resize(op.inputs.size());
+  std::vector<std::optional<Box>> out;
+  for (ir::TensorId id : op.outputs) out.push_back(demand[static_cast<size_t>(id)]);
+  for (int64_t bz = 0; bz < bg.grid[2]; ++bz)
+    for (int64_t by = 0; by < bg.grid[1]; ++by)
+      for (int64_t bx = 0; bx < bg.grid[0]; ++bx) {
+        std::optional<BlockDemand> d = plan_one_block(bg, out, {bx, by, bz});
+        if (!d) continue;
+        for (const ir::BlockNode* n : iters) {
+          const auto& tile = d->tiles.box[static_cast<size_t>(n->outputs[0])];
+          if (!tile) continue;
+          for (int64_t it : d->iterations) {
+            unite(p.inputs[static_cast<size_t>(n->input_index)], shifted(*tile, iterator_offset(bg, *n, d->block, it)));
+            if (n->fmap == kReplica) break;  // the same tile every iteration
+          }
+        }
+        p.blocks.push_back(std::move(*d));
+      }
+  for (size_t o = 0; o < out.size(); ++o) {
+    Box none;
+    none.rank = bg.output_types[o].shape.rank;
+    p.produced.push_back(out[o] ? *out[o] : none);
+  }
+  return p;
+}
+
+// Runs a compute or thread-graph node of block demand d on the values `v`.
+void eval_block_node(const ir::BlockGraph& bg, const BlockDemand& d, size_t k, Values& v) {
+  const ir::BlockNode& n = bg.nodes[k];
+  if (n.kind == ir::BlockNodeKind::kCompute) {
+    if (d.tiles.plan[k])
+      v[static_cast<size_t>(n.outputs[0])] = eval_planned(
+          n.op, n.attrs, *d.tiles.plan[k], n.inputs, bg.tensors[static_cast<size_t>(n.outputs[0])].type.shape, v);
+    return;
+  }
+  const ir::ThreadGraph& tg = *n.thread;
+  const Demands& td = d.threads[k];
+  Values tv(tg.tensors.size());
+  for (size_t i = 0; i < tg.inputs.size(); ++i)
+    if (td.box[static_cast<size_t>(tg.inputs[i])]) tv[static_cast<size_t>(tg.inputs[i])] = v[static_cast<size_t>(n.inputs[i])];
+  for (size_t j = 0; j < tg.nodes.size(); ++j) {
+    const ir::ThreadGraph::Node& tn = tg.nodes[j];
+    if (td.plan[j])
+      tv[static_cast<size_t>(tn.output)] = eval_planned(tn.op, tn.attrs, *td.plan[j], tn.inputs,
+                                                         tg.tensors[static_cast<size_t>(tn.output)].type.shape, tv);
+  }
+  for (size_t i = 0; i < tg.outputs.size(); ++i)
+    if (d.tiles.box[static_cast<size_t>(n.outputs[i])]) v[static_cast<size_t>(n.outputs[i])] = tv[static_cast<size_t>(tg.outputs[i])];
+}
+
+// Adds (replica fmap) or writes (concatenating fmap) iteration it's demanded entries of x into acc.
+void accumulate_demanded(const ir::BlockNode& n, const BoxTensor& x, int64_t it, BoxTensor& acc) {
+  if (n.fmap == kReplica) {
+    std::vector<HostTensor<FF>> keep;
+    const HostTensor<FF>& xs = *view(x, acc.box, keep);
+    for (size_t i = 0; i < xs.data.size(); ++i) acc.data.data[i] = acc.data.data[i] + xs.data[i];
+    return;
+  }
+  const int f = n.fmap;
+  const int64_t len = x.shape[f];
+  Box part = acc.box;  // the entries this iteration writes
+  part.idx[f].clear();
+  for (int64_t i : acc.box.idx[f])
+    if (i >= it * len && i < (it + 1) * len) part.idx[f].push_back(i);
+  if (part.idx[f].empty()) return;
+  std::array<int64_t, 4> back{};
+  back[static_cast<size_t>(f)] = -it * len;
+  scatter(acc, part, gather(x, shifted(part, back)));
+}
+
+// Runs one block on the demanded entries of its tiles: the for-loop (iterators, in-loop ops,
+// accumulators), then the post-loop ops; writes the saved entries into `outs`.
+void run_block(const ir::KernelOp& op, const BlockDemand& d, const Values& kernel_values,
+               std::vector<BoxTensor>& outs) {
+  using ir::BlockNodeKind;
+  const ir::BlockGraph& bg = *op.block;
+  Values v(bg.tensors.size());
+  auto in_loop = [&](const ir::BlockNode& n) { return bg.phases[static_cast<size_t>(n.outputs[0])] == ir::Phase::kInLoop; };
+  // In-loop values that do not depend on the iteration (no iterator with an fmap upstream) are
+  // the same every time: computed in iteration 0 and kept.
+  std::vector<char> varies(bg.tensors.size(), 0);
+  for (const ir::BlockNode& n : bg.nodes) {
+    bool any = n.kind == BlockNodeKind::kInputIterator && n.fmap != kReplica;
+    for (ir::TensorId i : n.inputs) any = any || varies[static_cast<size_t>(i)];
+    for (ir::TensorId o : n.outputs) varies[static_cast<size_t>(o)] = any;
+  }
+  for (const ir::BlockNode& n : bg.nodes) {
+    const auto out = n.outputs.empty() ? size_t{0} : static_cast<size_t>(n.outputs[0]);
+    if (n.kind == BlockNodeKind::kAccumulator && d.tiles.box[out])
+      v[out] = BoxTensor{bg.tensors[out].type.shape, *d.tiles.box[out],
+                         HostTensor<FF>(d.tiles.box[out]->extents(), Arith<FF>::zero())};
+  }
+  for (int64_t it : d.iterations)
+    for (size_t k = 0; k < bg.nodes.size(); ++k) {
+      const ir::BlockNode& n = bg.nodes[k];
+      if (n.kind == BlockNodeKind::kOutputSaver) continue;
+      const auto out = static_cast<size_t>(n.outputs[0]);
+      if (it != d.iterations.front() && n.kind != BlockNodeKind::kAccumulator && !varies[out]) continue;
+      if (n.kind == BlockNodeKind::kInputIterator) {
+        if (!d.tiles.box[out]) continue;
+        const BoxTensor& src = *kernel_values[static_cast<size_t>(op.inputs[static_cast<size_t>(n.input_index)])];
+        v[out] = BoxTensor{bg.tensors[out].type.shape, *d.tiles.box[out],
+                           gather(src, shifted(*d.tiles.box[out], iterator_offset(bg, n, d.block, it)))};
+      } else if (n.kind == BlockNodeKind::kAccumulator) {
+        if (d.tiles.box[out]) accumulate_demanded(n, *v[static_cast<size_t>(n.inputs[0])], it, *v[out]);
+      } else if (in_loop(n)) {
+        eval_block_node(bg, d, k, v);
+      }
+    }
+  for (size_t k = 0; k < bg.nodes.size(); ++k) {
+    const ir::BlockNode& n = bg.nodes[k];
+    if ((n.kind == BlockNodeKind::kCompute || n.kind == BlockNodeKind::kThreadGraph) && !in_loop(n))
+      eval_block_node(bg, d, k, v);
+  }
+  for (size_t o = 0; o < outs.size(); ++o) {
+    const ir::BlockNode& saver = bg.nodes[static_cast<size_t>(bg.savers[o])];
+    if (!d.saved[o]) continue;
+    scatter(outs[o], shifted(*d.saved[o], block_offset(bg, saver.omap, bg.output_types[o].shape, d.block)),
+            gather(*v[static_cast<size_t>(saver.inputs[0])], *d.saved[o]));
   }
 }
 
-// Runs the plan's blocks, spread over the machine's cores: blocks write disjoint tiles, and each
+// Runs blocks begin, begin + step, ... of the plan, writing their entries into `outs`.
+void run_blocks(const ir::KernelOp& op, const BlockPlan& plan, const Values& v,
+                std::vector<BoxTensor>& outs, size_t begin, size_t step) {
+  for (size_t k = begin; k < plan.blocks.size(); k += step) run_block(op, plan.blocks[k], v, outs);
+}
+
+// Runs the plan's blocks, spread over `threads` threads (0: all cores): blocks write disjoint tiles, and each
 // worker gets its own copy of the field context (its flags are merged back), so the result does
 // not depend on the number of threads.
 void run_graph_defined(const ir::KernelOp& op, const BlockPlan& plan,
-                       std::vector<std::optional<BoxTensor>>& v, const ir::KernelGraph& g) {
+                       std::vector<std::optional<BoxTensor>>& v, const ir::KernelGraph& g, int threads) {
   std::vector<BoxTensor> outs;
   for (size_t o = 0; o < op.outputs.size(); ++o)
     outs.push_back({g.tensor(op.outputs[o]).type.shape, plan.produced[o],
                     HostTensor<FF>(plan.produced[o].extents(), FF{})});
-  const size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), plan.blocks.size());
+  const size_t n = std::min<size_t>(
+      threads > 0 ? static_cast<size_t>(threads) : std::max(1u, std::thread::hardware_concurrency()),
+      plan.blocks.size());
   FieldContext& parent = field_context();
   std::vector<FieldContext> ctx(n > 1 ? n - 1 : 0, parent);
   std::vector<std::exception_ptr> errors(n);
@@ -343,8 +577,7 @@ Box full_box(const ir::Shape& s) {
 
 HostTensor<FF> gather(const BoxTensor& src, const Box& want) {
   HostTensor<FF> out(want.extents(), FF{});
-  const auto pos = positions(src.box, src.shape);
-  for_each_entry(want, pos, src.data.shape, [&](int64_t to, int64_t from) {
+  for_each_entry(want, src.box, [&](int64_t to, int64_t from) {
     out.data[static_cast<size_t>(to)] = src.data.data[static_cast<size_t>(from)];
   });
   return out;
@@ -360,7 +593,7 @@ std::vector<HostTensor<FF>> hashed_inputs(const ir::KernelGraph& g, uint64_t key
 }
 
 std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Box>& want,
-                                  uint64_t key) {
+                                  uint64_t key, int threads) {
   MG_CHECK(want.size() == g.outputs.size());
   // Backward: what each tensor must hold.
   std::vector<std::optional<Box>> demand(g.tensors.size());
@@ -375,9 +608,13 @@ std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Bo
     if (op.graph_defined) {
       block_plans[k] = plan_block(op, demand);
       for (size_t o = 0; o < op.outputs.size(); ++o) demand[static_cast<size_t>(op.outputs[o])] = block_plans[k]->produced[o];
-      for (size_t j = 0; j < op.inputs.size(); ++j) unite(demand[static_cast<size_t>(op.inputs[j])], block_plans[k]->inputs[j]);
+      for (size_t j = 0; j < op.inputs.size(); ++j)
+        if (const auto& in = block_plans[k]->inputs[j]) unite(demand[static_cast<size_t>(op.inputs[j])], *in);
     } else {
-      op_plans[k] = plan_op(g, op, *demand[static_cast<size_t>(op.outputs[0])]);
+      std::vector<ir::Shape> shapes;
+      for (ir::TensorId id : op.inputs) shapes.push_back(g.tensor(id).type.shape);
+      op_plans[k] = plan_op(op.op, op.attrs, shapes, g.tensor(op.outputs[0]).type.shape,
+                            *demand[static_cast<size_t>(op.outputs[0])]);
       demand[static_cast<size_t>(op.outputs[0])] = op_plans[k]->produced;
       for (size_t j = 0; j < op.inputs.size(); ++j) unite(demand[static_cast<size_t>(op.inputs[j])], op_plans[k]->inputs[j]);
     }
@@ -391,16 +628,10 @@ std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Bo
   for (size_t k = 0; k < g.ops.size(); ++k) {
     const ir::KernelOp& op = g.ops[k];
     if (block_plans[k]) {
-      run_graph_defined(op, *block_plans[k], v, g);
+      run_graph_defined(op, *block_plans[k], v, g, threads);
     } else if (op_plans[k]) {
-      std::vector<HostTensor<FF>> keep;
-      keep.reserve(op.inputs.size());
-      std::vector<const HostTensor<FF>*> in;
-      for (size_t j = 0; j < op.inputs.size(); ++j)
-        in.push_back(view(*v[static_cast<size_t>(op.inputs[j])], op_plans[k]->inputs[j], keep));
-      const ir::Tensor& t = g.tensor(op.outputs[0]);
       v[static_cast<size_t>(op.outputs[0])] =
-          BoxTensor{t.type.shape, op_plans[k]->produced, eval_op(op.op, op.attrs, in, op_plans[k]->produced.extents())};
+          eval_planned(op.op, op.attrs, *op_plans[k], op.inputs, g.tensor(op.outputs[0]).type.shape, v);
     }
   }
   std::vector<BoxTensor> out;

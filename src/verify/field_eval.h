@@ -48,9 +48,10 @@ HostTensor<FF> gather(const BoxTensor& src, const Box& want);
 // Every input of `g` in full, as eval_field draws it (for tests against the plain interpreter).
 std::vector<HostTensor<FF>> hashed_inputs(const ir::KernelGraph& g, uint64_t key);
 
-// Evaluates `g` at least at the entries `want[i]` of output i, on hashed inputs with `key`.
+// Evaluates `g` at least at the entries `want[i]` of output i, on hashed inputs with `key`,
+// running a graph-defined kernel's blocks on `threads` threads (0: all cores).
 // Needs an active FieldScope; the context's flags report zero divisors and non-Lax events.
 std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Box>& want,
-                                  uint64_t key);
+                                  uint64_t key, int threads = 0);
 
 }  // namespace mugraph::verify

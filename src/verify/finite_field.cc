@@ -1,5 +1,9 @@
 #include "verify/finite_field.h"
 
+#include <array>
+#include <utility>
+#include <vector>
+
 namespace mugraph::verify {
 namespace {
 
@@ -11,19 +15,14 @@ uint64_t reduce(int64_t x, uint64_t m) {
   return m - 1 - r;
 }
 
-// a / b in Z_m via Fermat's inverse b^(m-2) (cached for a repeated b in slot `which`); records
-// a zero divisor and returns 0 when b = 0.
+// a / b in Z_m via Fermat's inverse b^(m-2) (memo table `which`); records a zero divisor and
+// returns 0 when b = 0.
 uint64_t checked_div(uint64_t a, uint64_t b, const Barrett& bm, int which) {
-  FieldContext& c = field_context();
   if (b == 0) {
-    c.zero_divisor = true;
+    field_context().zero_divisor = true;
     return 0;
   }
-  if (c.last_divisor[which] != b) {
-    c.last_divisor[which] = b;
-    c.last_inverse[which] = pow_barrett(b, bm.m - 2, bm);
-  }
-  return bm.mul(a, c.last_inverse[which]);
+  return bm.mul(a, pow_memo(b, bm.m - 2, bm, which));
 }
 
 // splitmix64's output function: a bijective 64-bit mixer.
@@ -61,6 +60,24 @@ uint64_t pow_barrett(uint64_t a, uint64_t e, const Barrett& b) {
   for (; e; e >>= 1, a = b.mul(a, a))
     if (e & 1) r = b.mul(r, a);
   return r;
+}
+
+uint64_t pow_memo(uint64_t a, uint64_t e, const Barrett& b, int table) {
+  constexpr size_t kSlots = size_t{1} << 16;
+  struct Memo {
+    uint64_t m = 0, e = 0;
+    std::vector<std::pair<uint64_t, uint64_t>> slots;  // (a, a^e); a = ~0 marks an empty slot
+  };
+  thread_local std::array<Memo, 4> memos;
+  Memo& t = memos[static_cast<size_t>(table)];
+  if (t.m != b.m || t.e != e || t.slots.empty()) {
+    t.m = b.m;
+    t.e = e;
+    t.slots.assign(kSlots, {~uint64_t{0}, 0});
+  }
+  auto& s = t.slots[mix(a) & (kSlots - 1)];
+  if (s.first != a) s = {a, pow_barrett(a, e, b)};
+  return s.second;
 }
 
 uint64_t pow_mod(uint64_t a, uint64_t e, uint64_t m) {
@@ -209,6 +226,42 @@ FF Arith<FF>::from_rational(int64_t num, int64_t den) {
   return FF{reduce(num, f.p), reduce(num, f.q), true} / FF{reduce(den, f.p), reduce(den, f.q), true};
 }
 
+namespace {
+// Replaces every value of x by its inverse mod b.m, zeros staying zero: prefix products, one
+// inversion, then a backward sweep (3 multiplies per value instead of ~90).
+void invert_in_place(std::vector<uint64_t>& x, const Barrett& b) {
+  std::vector<uint64_t> prefix(x.size());
+  uint64_t run = 1;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (x[i] != 0) run = b.mul(run, x[i]);
+    prefix[i] = run;
+  }
+  uint64_t inv = pow_barrett(run, b.m - 2, b);  // 1 / (product of the nonzero values)
+  for (size_t i = x.size(); i-- > 0;) {
+    if (x[i] == 0) continue;
+    const uint64_t value = x[i];
+    x[i] = b.mul(inv, i > 0 ? prefix[i - 1] : 1);
+    inv = b.mul(inv, value);
+  }
+}
+}  // namespace
+
+void Arith<FF>::invert_all(std::vector<FF>& v) {
+  const PreparedField& f = field_context().prepared;
+  std::vector<uint64_t> ps(v.size()), qs(v.size());
+  for (size_t i = 0; i < v.size(); ++i) ps[i] = v[i].p, qs[i] = v[i].has_q ? v[i].q : 0;
+  invert_in_place(ps, f.bp);
+  invert_in_place(qs, f.bq);
+  for (size_t i = 0; i < v.size(); ++i) v[i].p = ps[i], v[i].q = qs[i];
+}
+
+FF Arith<FF>::times_inverse(const FF& a, const FF& inv) {
+  const PreparedField& f = detail::params();
+  const bool has_q = a.has_q && inv.has_q;
+  if (inv.p == 0 || (has_q && inv.q == 0)) field_context().zero_divisor = true;
+  return {f.bp.mul(a.p, inv.p), has_q ? f.bq.mul(a.q, inv.q) : 0, has_q};
+}
+
 FF Arith<FF>::exp(const FF& x) {
   if (!x.has_q) return invalid("exp of a value with no Z_q part: two exps on one path (not Lax)");
   return {field_context().omega_pow(x.q), 0, false};
@@ -218,7 +271,7 @@ FF Arith<FF>::sqrt(const FF& x) {
   FieldContext& c = field_context();
   if (c.sqrt_mode == SqrtMode::kFreshVariable) return c.oracle.root(x, c.params);
   const PreparedField& f = c.prepared;
-  return {pow_barrett(x.p, (f.p + 1) / 4, f.bp), x.has_q ? pow_barrett(x.q, (f.q + 1) / 4, f.bq) : 0,
+  return {pow_memo(x.p, (f.p + 1) / 4, f.bp, 2), x.has_q ? pow_memo(x.q, (f.q + 1) / 4, f.bq, 3) : 0,
           x.has_q};
 }
 

@@ -88,6 +88,10 @@ struct Barrett {
 uint64_t mul_mod_exact(uint64_t a, uint64_t b, uint64_t m);
 // a^e mod m with the Barrett multiply (a < m).
 uint64_t pow_barrett(uint64_t a, uint64_t e, const Barrett& b);
+// pow_barrett through a small per-thread memo, one per `table` (0..3), each for one (m, e) at a
+// time. Inverses and power-map roots are ~90 multiplies each, and the same values come back:
+// a row divided by its RMS, X's entries in every block of a grid that replicates X.
+uint64_t pow_memo(uint64_t a, uint64_t e, const Barrett& b, int table);
 // x mod m for any 128-bit x, with 2^64 mod m precomputed as r64 (used by lazy accumulation).
 inline uint64_t reduce_u128(unsigned __int128 x, const Barrett& b, uint64_t r64) {
   const uint64_t hi = static_cast<uint64_t>(x >> 64) % b.m, lo = static_cast<uint64_t>(x) % b.m;
@@ -139,9 +143,6 @@ struct FieldContext {
   bool zero_divisor = false;
   std::string invalid;  // first non-Lax event (e.g. "relu is not in the Lax fragment")
   uint64_t omega_pow(uint64_t x) const;  // w^x mod p for x < q
-  // The last divisor and its inverse per field: a broadcast division (x / rms) divides a whole
-  // row by one value, so one Fermat inversion serves the row.
-  uint64_t last_divisor[2] = {0, 0}, last_inverse[2] = {0, 0};
 };
 
 // Installs `ctx` as this thread's context for its lifetime (nesting restores the outer one).
@@ -218,6 +219,11 @@ struct Arith<FF> {
   static FF gelu(const FF& x);  // invalid: not Lax
   static constexpr bool kRoundsStorage = false;
   static FF store(const FF& x, ir::DType) { return x; }
+  // Division of a whole tensor (eval_op): invert_all replaces every divisor by its inverse with
+  // one Fermat inversion per field for all of them (Montgomery's batch trick; a zero part stays
+  // zero), then times_inverse(a, inverse of b) equals a / b, zero-divisor flag included.
+  static void invert_all(std::vector<FF>& v);
+  static FF times_inverse(const FF& a, const FF& inv);
 };
 
 }  // namespace mugraph::verify

@@ -65,12 +65,13 @@ bool flags_bad(Round& r) {
 
 // One random test: ref at `want`, cand at the matching boxes, compared (and perm found if empty).
 Round field_round(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const FieldParams& f,
-                  SqrtMode sm, const std::vector<Box>& want, std::vector<int>& perm, Rng& rng) {
+                  SqrtMode sm, const std::vector<Box>& want, std::vector<int>& perm, Rng& rng,
+                  int threads) {
   FieldContext ctx(f, random_root_of_unity(f, rng), sm, rng.next_u64());
   FieldScope scope(ctx);
   const uint64_t key = rng.next_u64();
   Round r;
-  const auto a = eval_field(ref, want, key);
+  const auto a = eval_field(ref, want, key, threads);
   if (flags_bad(r)) return r;
   auto shape = [](const ir::KernelGraph& g, size_t o) { return g.tensor(g.outputs[o]).type.shape; };
   std::vector<std::optional<Box>> cw(cand.outputs.size());
@@ -80,7 +81,7 @@ Round field_round(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const
         cw[j] = cw[j] ? unite(*cw[j], want[i]) : want[i];
   std::vector<Box> cwant;
   for (size_t j = 0; j < cw.size(); ++j) cwant.push_back(cw[j] ? *cw[j] : full_box(shape(cand, j)));
-  const auto b = eval_field(cand, cwant, key);
+  const auto b = eval_field(cand, cwant, key, threads);
   if (flags_bad(r)) return r;
   for (const Box& w : want) r.compared += w.numel();
   if (perm.empty()) {
@@ -151,7 +152,7 @@ Round run_tests(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const V
                 int n, Verdict& v) {
   Round last;
   while (v.tests < n) {
-    last = field_round(ref, cand, o.field, sm, want, perm, rng);
+    last = field_round(ref, cand, o.field, sm, want, perm, rng, o.threads);
     if (last.outcome == FieldOutcome::kInconclusive) {
       if (++v.redraws > o.max_redraws) return last;
       continue;

@@ -45,6 +45,7 @@ struct VerifyOptions {
   int max_tests = 1000;                // certify: never more tests than this
   int no_bound_tests = kNoBoundTests;
   int max_redraws = 20;                // zero-divisor redraws before giving up
+  int threads = 0;                     // for a graph-defined kernel's blocks; 0: all cores
 };
 
 enum class VerdictKind {

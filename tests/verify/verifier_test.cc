@@ -1,5 +1,7 @@
 // The verifier's parts: Lax classification and its reasons, the bound, the float check, output
 // matching, and demand-driven evaluation against the plain interpreter.
+#include <algorithm>
+
 #include "test_util.h"
 #include "verify/field_eval.h"
 #include "verify/interpret.h"
@@ -144,7 +146,90 @@ TEST(FieldEval, SlicedEqualsFullEvaluation) {
       read_file(example_path("lora.concat_matmul")),
       kIn + "C = concat(X, Y, dim=1)\nR = repeat(C, dim=0, times=2)\nS = reshape(R, shape=[16, 8])\n"
             "T = sum(S, dim=1, group=4)\nYT = reshape(Y, shape=[8, 4])\nM = matmul(S, YT)\noutput T\noutput M\n",
-      "input Q : f32[2, 8, 4]\ninput K : f32[2, 4, 16]\ninput V : f32[2, 16, 4]\nO = attention(Q, K, V)\noutput O\n"};
+      "input Q : f32[2, 8, 4]\ninput K : f32[2, 4, 16]\ninput V : f32[2, 16, 4]\nO = attention(Q, K, V)\noutput O\n",
+      // Graph-defined kernels: a thread graph after the loop (Fig. 3b form).
+      R"(input X : f32[4, 32]
+input G : f32[32]
+input W : f32[32, 16]
+Y = graph_defined(X, G, W, grid=[4, 1, 1], forloop=4) {
+  x = input_iterator(X, imap={}, fmap=1)
+  g = input_iterator(G, imap={}, fmap=0)
+  w = input_iterator(W, imap={x:1}, fmap=0)
+  xg = mul(x, g)
+  m = matmul(xg, w)
+  sq = square(x)
+  ss = sum(sq, dim=1, group=8)
+  macc = accumulator(m, fmap=phi)
+  sacc = accumulator(ss, fmap=phi)
+  y = thread_graph(macc, sacc) {
+    ms = scale(sacc, factor=1/32)
+    rms = sqrt(ms)
+    y = div(macc, rms)
+    output y
+  }
+  output_saver(y, omap={x:1})
+}
+output Y
+)",
+      // Split-KV: 3-D grid, imap and fmap on one dim, two kernels, a loop over partial sums.
+      R"(input Q : f32[2, 8, 4]
+input K : f32[2, 4, 16]
+input V : f32[2, 16, 4]
+NP, DP = graph_defined(Q, K, V, grid=[2, 2, 2], forloop=2) {
+  q = input_iterator(Q, imap={x:0, z:1}, fmap=phi)
+  k = input_iterator(K, imap={x:0, y:2}, fmap=2)
+  v = input_iterator(V, imap={x:0, y:1}, fmap=1)
+  qk = matmul(q, k)
+  e = exp(qk)
+  d = sum(e, dim=2, group=4)
+  n = matmul(e, v)
+  nacc = accumulator(n, fmap=phi)
+  dacc = accumulator(d, fmap=phi)
+  output_saver(nacc, omap={x:0, y:2, z:1})
+  output_saver(dacc, omap={x:0, y:2, z:1})
+}
+O = graph_defined(NP, DP, grid=[2, 2, 1], forloop=2) {
+  np = input_iterator(NP, imap={x:0, y:1}, fmap=2)
+  dp = input_iterator(DP, imap={x:0, y:1}, fmap=2)
+  n = accumulator(np, fmap=phi)
+  d = accumulator(dp, fmap=phi)
+  o = div(n, d)
+  output_saver(o, omap={x:0, y:1})
+}
+output O
+)",
+      // A concatenating accumulator read after the loop, and two outputs.
+      R"(input A : f32[8, 16]
+input B : f32[16, 8]
+O, C = graph_defined(A, B, grid=[2, 1, 1], forloop=2) {
+  a = input_iterator(A, imap={x:0}, fmap=1)
+  b = input_iterator(B, imap={}, fmap=0)
+  m = matmul(a, b)
+  e = exp(a)
+  acc = accumulator(m, fmap=phi)
+  cat = accumulator(e, fmap=1)
+  r = sum(cat, dim=1, group=16)
+  o = div(acc, r)
+  output_saver(o, omap={x:0})
+  output_saver(cat, omap={x:0})
+}
+output O
+output C
+)",
+      // Only a concatenating accumulator (only the iterations writing demanded parts run) and
+      // a loop-invariant tile (computed once).
+      R"(input A : f32[8, 16]
+input G : f32[4]
+C = graph_defined(A, G, grid=[2, 1, 1], forloop=4) {
+  a = input_iterator(A, imap={x:0}, fmap=1)
+  g = input_iterator(G, imap={}, fmap=phi)
+  e = exp(g)
+  m = mul(a, e)
+  cat = accumulator(m, fmap=1)
+  output_saver(cat, omap={x:0})
+}
+output C
+)"};
   for (const std::string& text : texts) {
     const ir::KernelGraph g = parse_ok(text);
     FieldContext ctx(FieldParams{}, 12345);
@@ -152,13 +237,17 @@ TEST(FieldEval, SlicedEqualsFullEvaluation) {
     const auto full = interpret<FF>(g, hashed_inputs(g, 7));
     ASSERT_TRUE(full.ok());
     Rng rng(4);
-    for (int trial = 0; trial < 5; ++trial) {
+    for (int trial = 0; trial < 9; ++trial) {
       std::vector<Box> want;
       for (ir::TensorId id : g.outputs) {
         const ir::Shape& s = g.tensor(id).type.shape;
         Box b;
         b.rank = s.rank;
-        for (int d = 0; d < s.rank; ++d) b.idx[d] = {static_cast<int64_t>(rng.below(static_cast<uint64_t>(s[d])))};
+        for (int d = 0; d < s.rank; ++d) {  // 1 to 3 distinct indices per dim
+          for (int n = 0; n <= trial % 3; ++n) b.idx[d].push_back(static_cast<int64_t>(rng.below(static_cast<uint64_t>(s[d]))));
+          std::sort(b.idx[d].begin(), b.idx[d].end());
+          b.idx[d].erase(std::unique(b.idx[d].begin(), b.idx[d].end()), b.idx[d].end());
+        }
         want.push_back(b);
       }
       const auto sliced = eval_field(g, want, 7);
