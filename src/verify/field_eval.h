@@ -8,8 +8,13 @@
 // shared op semantics (eval_op) on the compacted boxes: element-wise ops, broadcasting, matmul
 // (all of K), sum (whole groups) and concat compute a compact box from compact inputs exactly.
 // Repeat widens the box to the whole repeated dim and reshape to the whole tensor. A graph-
-// defined kernel runs only the blocks whose output tiles meet the demanded box, each block in
-// full through the interpreter's block runner (run_block_on_chunks): one source of semantics.
+// defined kernel runs only the blocks whose output tiles meet the demanded box, and each of
+// them the same way inside: demands go backwards from its savers through post-loop ops,
+// accumulators (a concatenating one reads index i mod len of its input), in-loop ops and
+// thread graphs to its iterators (tile coordinates, one box per tensor for all iterations); it
+// runs only the iterations that reach a demanded accumulator, computes loop-invariant values
+// once, and every op through eval_op (one source of op semantics, shared with the interpreter,
+// which the tests compare this with).
 //
 // Inputs are hashed_ff(key, input number, linear index), so any subset can be materialized and
 // both programs of a test see the same values.
