@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <deque>
+#include <limits>
 #include <optional>
 #include <map>
 #include <unordered_map>
@@ -23,6 +24,7 @@ using ir::Phase;
 using ir::TensorType;
 
 constexpr int kMaxRankInputs = 6;
+constexpr int64_t kMaxAttr = std::numeric_limits<int64_t>::max();  // above every rank attribute
 constexpr int kCodeAccumulator = 1000;
 constexpr int kCodeGraphDefined = 2000;
 constexpr uint64_t kPollEvery = 256;
@@ -237,8 +239,24 @@ class Worker {
 
   // expr::op_expression through a worker-local cache. The expression depends on the op, the
   // attribute that enters it (sum group), the input expressions and the reduction sizes.
+  // An op's expression and, once asked, the oracle's answer for it: the block level's inner
+  // loop then needs one hash lookup per tried op.
+  struct ExprEntry {
+    expr::Expr e = nullptr;
+    int keep = -1;  // -1: not asked yet
+  };
+  bool oracle_keeps(ExprEntry& entry) {
+    if (entry.keep < 0) return (entry.keep = oracle_keeps(entry.e));
+    if (!entry.keep) ++st_.pruned_oracle;
+    return entry.keep;
+  }
+
   expr::Expr expression(OpKind op, const ir::OpAttrs& attrs, const std::vector<expr::Expr>& es,
                         const std::vector<TensorType>& types) {
+    return expression_entry(op, attrs, es, types).e;
+  }
+  ExprEntry& expression_entry(OpKind op, const ir::OpAttrs& attrs, const std::vector<expr::Expr>& es,
+                              const std::vector<TensorType>& types) {
     ExprKey key{};
     key.op = static_cast<int>(op);
     key.group = attrs.group;
@@ -246,8 +264,8 @@ class Worker {
       key.in[i] = es[i];
       key.k[i] = types[i].shape[types[i].shape.rank - 1];
     }
-    auto [it, fresh] = expr_cache_.try_emplace(key, nullptr);
-    if (fresh) it->second = expr::op_expression(c_.pool, op, attrs, es, types);
+    auto [it, fresh] = expr_cache_.try_emplace(key);
+    if (fresh) it->second.e = expr::op_expression(c_.pool, op, attrs, es, types);
     return it->second;
   }
   struct ExprKey {
@@ -266,7 +284,7 @@ class Worker {
     }
   };
   std::unordered_map<expr::Expr, bool> keep_cache_;
-  std::unordered_map<ExprKey, expr::Expr, ExprKeyHash> expr_cache_;
+  std::unordered_map<ExprKey, ExprEntry, ExprKeyHash> expr_cache_;  // node-based: entries stay put
 
   // Type and labels of an op's output, or nullopt (counted as a shape prune) when the inputs
   // do not fit the operator (ir::infer_type) or their labels do not (labels_for).
@@ -702,10 +720,13 @@ class Worker {
     std::vector<int> tuple;
     for (OpKind op : c_.block_ops) {
       const int arity = ir::op_info(op).arity;
-      for_each_tuple(n, arity, lo, commutative(op), tuple,
-                     [&](const std::vector<int>& in) { with_iterators(in, 0, [&] {
-                       try_block_op(op, in);
-                     }); });
+      // No attribute can put these inputs after the last op in canonical order: skip them
+      // before enumerating the map choices of the iterators among them.
+      const int code = static_cast<int>(op);
+      for_each_tuple(n, arity, lo, commutative(op), tuple, [&](const std::vector<int>& in) {
+        if (!f.ops.empty() && !(f.ops.back().rank < make_rank(in, code, kMaxAttr))) return;
+        with_iterators(in, 0, [&] { try_block_op(op, in); });
+      });
       if (stopped_) return;
     }
     // Accumulators take computed tensors (accumulating an input tile is a copy or a plain sum,
@@ -726,9 +747,10 @@ class Worker {
     const Rank rank = make_rank({i}, kCodeAccumulator, ir::kReplica + 1);
     if (!f.ops.empty() && !(f.ops.back().rank < rank)) return;
     with_iterators({i}, 0, [&] {
-      BlockOpRec rec{true, OpKind::kAdd, {}, ir::kReplica, {i}, static_cast<int>(f.t.size()), rank};
-      add_block_tensor(std::move(rec), {f.t[i].type, c_.pool.sum(f.cfg.forloop, f.t[i].e), 0,
-                                        Phase::kPostLoop, f.t[i].lab, false});
+      const int out = static_cast<int>(f.t.size());
+      add_block_tensor({f.t[i].type, c_.pool.sum(f.cfg.forloop, f.t[i].e), 0, Phase::kPostLoop, f.t[i].lab, false},
+                       true, nullptr,
+                       [&] { return BlockOpRec{true, OpKind::kAdd, {}, ir::kReplica, {i}, out, rank}; });
     });
   }
 
@@ -842,10 +864,10 @@ class Worker {
       if (!f.ops.empty() && !(f.ops.back().rank < rank)) continue;
       auto out = output_of(op, attrs, types, labs);
       if (!out) continue;
-      BlockOpRec rec{false, op, attrs, ir::kReplica, in, static_cast<int>(f.t.size()), rank};
-      add_block_tensor(std::move(rec),
-                       {out->first, expression(op, attrs, es, types), 0, phase,
-                        out->second, loop_dep});
+      ExprEntry& entry = expression_entry(op, attrs, es, types);
+      const int id = static_cast<int>(f.t.size());
+      add_block_tensor({out->first, entry.e, 0, phase, out->second, loop_dep}, !abstracted(op), &entry,
+                       [&] { return BlockOpRec{false, op, attrs, ir::kReplica, in, id, rank}; });
       if (stopped_) return;
     }
   }
@@ -869,40 +891,38 @@ class Worker {
       ir::Shape s = in.shape;
       if (fmap != ir::kReplica) s[fmap] *= f.cfg.forloop;
       expr::Expr e = fmap == ir::kReplica ? c_.pool.sum(f.cfg.forloop, f.t[i].e) : f.t[i].e;
-      BlockOpRec rec{true, OpKind::kAdd, {}, fmap, {i}, static_cast<int>(f.t.size()), rank};
-      add_block_tensor(std::move(rec),
-                       {TensorType::make(in.dtype, s), e, 0, Phase::kPostLoop, lab, false});
+      const int out = static_cast<int>(f.t.size());
+      add_block_tensor({TensorType::make(in.dtype, s), e, 0, Phase::kPostLoop, lab, false}, true,
+                       nullptr, [&] { return BlockOpRec{true, OpKind::kAdd, {}, fmap, {i}, out, rank}; });
     }
   }
 
-  // Shared tail of try_block_op / try_accumulators: memory, redundancy, oracle, recurse.
-  void add_block_tensor(BlockOpRec rec, const Tensor& t) {
+  // Shared tail of try_block_op / try_accumulators: memory, redundancy, oracle (through the
+  // expression's cache entry when the caller has it), then the op record (built only now:
+  // most tries stop before) and the recursion.
+  template <class MakeRec>
+  void add_block_tensor(const Tensor& t, bool check_redundant, ExprEntry* entry, MakeRec&& make_rec) {
     BlockFrame& f = *frame_;
-    const TensorType& type = t.type;
-    const expr::Expr e = t.e;
-    const Phase phase = t.phase;
-    const int64_t bytes = type.bytes();
+    const int64_t bytes = t.type.bytes();
     if (f.smem + bytes > c_.opt.target.shared_memory_per_block) {
       ++st_.pruned_memory;
       return;
     }
-    if (!abstracted(rec.op) || rec.acc) {
-      if (redundant(f.t, type, e, phase)) {
-        ++st_.pruned_redundant;
-        return;
-      }
+    if (check_redundant && redundant(f.t, t.type, t.e, t.phase)) {
+      ++st_.pruned_redundant;
+      return;
     }
-    if (!oracle_keeps(e)) return;
-    const std::vector<int> in = rec.in;
+    if (!(entry ? oracle_keeps(*entry) : oracle_keeps(t.e))) return;
+    f.ops.push_back(make_rec());
+    const std::vector<int>& in = f.ops.back().in;
     for (int i : in) ++f.t[i].uses;
     f.t.push_back(t);
     f.smem += bytes;
-    f.ops.push_back(std::move(rec));
     block_step();
-    f.ops.pop_back();
     f.smem -= bytes;
     f.t.pop_back();
-    for (int i : in) --f.t[i].uses;
+    for (int i : f.ops.back().in) --f.t[i].uses;
+    f.ops.pop_back();
   }
 
   // ---------------------------------------------------------------------------------------
