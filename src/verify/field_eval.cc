@@ -14,7 +14,8 @@ using ir::kReplica;
 
 std::vector<int64_t> iota(int64_t lo, int64_t hi) {
   std::vector<int64_t> v;
-  for (int64_t i = lo; i < hi; ++i) v.push_back(i);
+  for (int64_t i = lo; i < hi; ++i)
+    v.push_back(i);
   return v;
 }
 
@@ -29,9 +30,9 @@ void unite(std::optional<Box>& into, const Box& b) {
     into = b;
     return;
   }
-  for (int d = 0; d < b.rank; ++d) into->idx[d] = merge(into->idx[d], b.idx[d]);
+  for (int d = 0; d < b.rank; ++d)
+    into->idx[d] = merge(into->idx[d], b.idx[d]);
 }
-
 
 // Maps `want`, a box of an op's output of shape `out`, onto an operand of shape `in` that is
 // broadcast to it (right-aligned; size-1 dims read index 0). `skip` trailing dims are the
@@ -46,7 +47,8 @@ Box broadcast_box(const Box& want, const ir::Shape& in, const ir::Shape& out, in
   return b;
 }
 
-// Matmul operand boxes: a[..., M, K] reads rows want[M], all of K; b[..., K, N] all K, cols want[N].
+// Matmul operand boxes: a[..., M, K] reads rows want[M], all of K; b[..., K, N] all K, cols
+// want[N].
 Box matmul_lhs(const Box& want, const ir::Shape& a, const ir::Shape& out) {
   Box b = broadcast_box(want, a, out, 2);
   b.idx[a.rank - 2] = want.idx[out.rank - 2];
@@ -73,49 +75,56 @@ OpPlan plan_op(ir::OpKind kind, const ir::OpAttrs& attrs, const std::vector<ir::
   OpPlan p{want, {}};
   const int dim = attrs.dim;
   switch (ir::op_info(kind).cls) {
-    case ir::OpClass::kUnary: p.inputs = {want}; break;
-    case ir::OpClass::kBinary:
-      p.inputs = {broadcast_box(want, shape(0), out, 0), broadcast_box(want, shape(1), out, 0)};
-      break;
-    case ir::OpClass::kMatmul:
-      p.inputs = {matmul_lhs(want, shape(0), out), matmul_rhs(want, shape(1), out)};
-      break;
-    case ir::OpClass::kConcatMatmul:
-      p.inputs = {matmul_lhs(want, shape(0), out), matmul_lhs(want, shape(1), out),
-                  matmul_rhs(want, shape(2), out), matmul_rhs(want, shape(3), out)};
-      break;
-    case ir::OpClass::kSum: {
-      Box in = want;
-      in.idx[dim].clear();
-      for (int64_t j : want.idx[dim])
-        for (int64_t t = 0; t < attrs.group; ++t) in.idx[dim].push_back(j * attrs.group + t);
-      p.inputs = {in};
-      break;
-    }
-    case ir::OpClass::kRepeat: {  // computed along the whole repeated dim
-      p.produced.idx[dim] = iota(0, out[dim]);
-      Box in = want;
-      in.idx[dim] = iota(0, shape(0)[dim]);
-      p.inputs = {in};
-      break;
-    }
-    case ir::OpClass::kReshape:
-      p.produced = full_box(out);
-      p.inputs = {full_box(shape(0))};
-      break;
-    case ir::OpClass::kConcat: {  // each side contributes at least one index
-      const int64_t na = shape(0)[dim];
-      Box a = want, b = want;
-      a.idx[dim].clear();
-      b.idx[dim].clear();
-      for (int64_t j : want.idx[dim]) (j < na ? a.idx[dim].push_back(j) : b.idx[dim].push_back(j - na));
-      if (a.idx[dim].empty()) a.idx[dim] = {0};
-      if (b.idx[dim].empty()) b.idx[dim] = {0};
-      p.produced.idx[dim] = a.idx[dim];
-      for (int64_t j : b.idx[dim]) p.produced.idx[dim].push_back(j + na);
-      p.inputs = {a, b};
-      break;
-    }
+  case ir::OpClass::kUnary:
+    p.inputs = {want};
+    break;
+  case ir::OpClass::kBinary:
+    p.inputs = {broadcast_box(want, shape(0), out, 0), broadcast_box(want, shape(1), out, 0)};
+    break;
+  case ir::OpClass::kMatmul:
+    p.inputs = {matmul_lhs(want, shape(0), out), matmul_rhs(want, shape(1), out)};
+    break;
+  case ir::OpClass::kConcatMatmul:
+    p.inputs = {matmul_lhs(want, shape(0), out), matmul_lhs(want, shape(1), out),
+                matmul_rhs(want, shape(2), out), matmul_rhs(want, shape(3), out)};
+    break;
+  case ir::OpClass::kSum: {
+    Box in = want;
+    in.idx[dim].clear();
+    for (int64_t j : want.idx[dim])
+      for (int64_t t = 0; t < attrs.group; ++t)
+        in.idx[dim].push_back(j * attrs.group + t);
+    p.inputs = {in};
+    break;
+  }
+  case ir::OpClass::kRepeat: {  // computed along the whole repeated dim
+    p.produced.idx[dim] = iota(0, out[dim]);
+    Box in = want;
+    in.idx[dim] = iota(0, shape(0)[dim]);
+    p.inputs = {in};
+    break;
+  }
+  case ir::OpClass::kReshape:
+    p.produced = full_box(out);
+    p.inputs = {full_box(shape(0))};
+    break;
+  case ir::OpClass::kConcat: {  // each side contributes at least one index
+    const int64_t na = shape(0)[dim];
+    Box a = want, b = want;
+    a.idx[dim].clear();
+    b.idx[dim].clear();
+    for (int64_t j : want.idx[dim])
+      (j < na ? a.idx[dim].push_back(j) : b.idx[dim].push_back(j - na));
+    if (a.idx[dim].empty())
+      a.idx[dim] = {0};
+    if (b.idx[dim].empty())
+      b.idx[dim] = {0};
+    p.produced.idx[dim] = a.idx[dim];
+    for (int64_t j : b.idx[dim])
+      p.produced.idx[dim].push_back(j + na);
+    p.inputs = {a, b};
+    break;
+  }
   }
   return p;
 }
@@ -123,21 +132,23 @@ OpPlan plan_op(ir::OpKind kind, const ir::OpAttrs& attrs, const std::vector<ir::
 // Calls f(compact offset in `box`, compact offset in `container`) for every entry of box, which
 // must lie in container (both boxes of the same tensor). Each index of box is located in
 // container's sorted list once per dim (by subtraction when that list is a contiguous range).
-template <class F>
-void for_each_entry(const Box& box, const Box& container, F f) {
+template <class F> void for_each_entry(const Box& box, const Box& container, F f) {
   std::array<std::vector<int64_t>, 4> pos;  // per dim: where box's j-th index sits in container
   for (int d = 0; d < box.rank; ++d) {
     const auto& have = container.idx[d];
     pos[d].reserve(box.idx[d].size());
-    const bool range = !have.empty() && have.back() - have.front() + 1 == static_cast<int64_t>(have.size());
+    const bool range =
+        !have.empty() && have.back() - have.front() + 1 == static_cast<int64_t>(have.size());
     for (int64_t i : box.idx[d]) {
       int64_t at = -1;
       if (range) {
         at = i - have.front();
-        if (at >= static_cast<int64_t>(have.size())) at = -1;
+        if (at >= static_cast<int64_t>(have.size()))
+          at = -1;
       } else {
         const auto it = std::lower_bound(have.begin(), have.end(), i);
-        if (it != have.end() && *it == i) at = it - have.begin();
+        if (it != have.end() && *it == i)
+          at = it - have.begin();
       }
       MG_CHECK(at >= 0, "box entry outside the computed box");
       pos[d].push_back(at);
@@ -145,17 +156,20 @@ void for_each_entry(const Box& box, const Box& container, F f) {
   }
   const ir::Shape ext = box.extents(), cext = container.extents();
   const int64_t n = ext.numel();
-  if (n == 0) return;
+  if (n == 0)
+    return;
   const int last = box.rank - 1;
   for (int64_t r = 0; r < n / ext[last]; ++r) {
     int64_t rem = r, base = 0, stride = cext[last];
     std::array<int64_t, 4> ix{};
-    for (int d = last - 1; d >= 0; --d) ix[d] = rem % ext[d], rem /= ext[d];
+    for (int d = last - 1; d >= 0; --d)
+      ix[d] = rem % ext[d], rem /= ext[d];
     for (int d = last - 1; d >= 0; --d) {
       base += pos[d][static_cast<size_t>(ix[d])] * stride;
       stride *= cext[d];
     }
-    for (int64_t j = 0; j < ext[last]; ++j) f(r * ext[last] + j, base + pos[last][static_cast<size_t>(j)]);
+    for (int64_t j = 0; j < ext[last]; ++j)
+      f(r * ext[last] + j, base + pos[last][static_cast<size_t>(j)]);
   }
 }
 
@@ -183,8 +197,10 @@ BoxTensor hashed_input(const ir::Shape& shape, const Box& box, uint64_t key, uin
 }
 
 // The compact `want` part of src: src's own storage when it is exactly that box.
-const HostTensor<FF>* view(const BoxTensor& src, const Box& want, std::vector<HostTensor<FF>>& keep) {
-  if (src.box == want) return &src.data;
+const HostTensor<FF>* view(const BoxTensor& src, const Box& want,
+                           std::vector<HostTensor<FF>>& keep) {
+  if (src.box == want)
+    return &src.data;
   keep.push_back(gather(src, want));
   return &keep.back();
 }
@@ -195,7 +211,8 @@ using Values = std::vector<std::optional<BoxTensor>>;
 
 // Computes a planned op from its operands' values (compacted to what the plan reads).
 BoxTensor eval_planned(ir::OpKind op, const ir::OpAttrs& attrs, const OpPlan& plan,
-                       const std::vector<ir::TensorId>& inputs, const ir::Shape& out, const Values& v) {
+                       const std::vector<ir::TensorId>& inputs, const ir::Shape& out,
+                       const Values& v) {
   std::vector<HostTensor<FF>> keep;
   keep.reserve(inputs.size());
   std::vector<const HostTensor<FF>*> in;
@@ -210,11 +227,13 @@ OpPlan plan_node(ir::OpKind op, const ir::OpAttrs& attrs, const std::vector<ir::
                  ir::TensorId output, const std::vector<ir::Tensor>& tensors,
                  std::vector<std::optional<Box>>& box) {
   std::vector<ir::Shape> shapes;
-  for (ir::TensorId id : inputs) shapes.push_back(tensors[static_cast<size_t>(id)].type.shape);
+  for (ir::TensorId id : inputs)
+    shapes.push_back(tensors[static_cast<size_t>(id)].type.shape);
   OpPlan p = plan_op(op, attrs, shapes, tensors[static_cast<size_t>(output)].type.shape,
                      *box[static_cast<size_t>(output)]);
   box[static_cast<size_t>(output)] = p.produced;
-  for (size_t j = 0; j < inputs.size(); ++j) unite(box[static_cast<size_t>(inputs[j])], p.inputs[j]);
+  for (size_t j = 0; j < inputs.size(); ++j)
+    unite(box[static_cast<size_t>(inputs[j])], p.inputs[j]);
   return p;
 }
 
@@ -230,20 +249,24 @@ std::array<int64_t, 4> block_offset(const ir::BlockGraph& bg, const ir::DimMap& 
 
 Box shifted(Box box, const std::array<int64_t, 4>& off) {
   for (int d = 0; d < box.rank; ++d)
-    for (int64_t& i : box.idx[d]) i += off[static_cast<size_t>(d)];
+    for (int64_t& i : box.idx[d])
+      i += off[static_cast<size_t>(d)];
   return box;
 }
 
 // The entries of `global` in the tile of shape `tile` at `off`, in tile coordinates; nullopt if
 // none.
-std::optional<Box> localized(const Box& global, const std::array<int64_t, 4>& off, const ir::Shape& tile) {
+std::optional<Box> localized(const Box& global, const std::array<int64_t, 4>& off,
+                             const ir::Shape& tile) {
   Box r;
   r.rank = global.rank;
   for (int d = 0; d < r.rank; ++d) {
     const int64_t lo = off[static_cast<size_t>(d)];
     for (int64_t i : global.idx[d])
-      if (i >= lo && i < lo + tile[d]) r.idx[d].push_back(i - lo);
-    if (r.idx[d].empty()) return std::nullopt;
+      if (i >= lo && i < lo + tile[d])
+        r.idx[d].push_back(i - lo);
+    if (r.idx[d].empty())
+      return std::nullopt;
   }
   return r;
 }
@@ -267,43 +290,51 @@ struct BlockDemand {
 std::vector<const ir::BlockNode*> nodes_of(const ir::BlockGraph& bg, ir::BlockNodeKind kind) {
   std::vector<const ir::BlockNode*> v;
   for (const ir::BlockNode& n : bg.nodes)
-    if (n.kind == kind) v.push_back(&n);
+    if (n.kind == kind)
+      v.push_back(&n);
   return v;
 }
 
-void plan_thread_graph(const ir::BlockNode& n, std::vector<std::optional<Box>>& tiles, Demands& td) {
+void plan_thread_graph(const ir::BlockNode& n, std::vector<std::optional<Box>>& tiles,
+                       Demands& td) {
   const ir::ThreadGraph& tg = *n.thread;
   td.box.assign(tg.tensors.size(), std::nullopt);
   td.plan.assign(tg.nodes.size(), std::nullopt);
   for (size_t i = 0; i < tg.outputs.size(); ++i)
-    if (const auto& want = tiles[static_cast<size_t>(n.outputs[i])]) unite(td.box[static_cast<size_t>(tg.outputs[i])], *want);
+    if (const auto& want = tiles[static_cast<size_t>(n.outputs[i])])
+      unite(td.box[static_cast<size_t>(tg.outputs[i])], *want);
   for (size_t j = tg.nodes.size(); j-- > 0;) {
     const ir::ThreadGraph::Node& tn = tg.nodes[j];
     if (td.box[static_cast<size_t>(tn.output)])
       td.plan[j] = plan_node(tn.op, tn.attrs, tn.inputs, tn.output, tg.tensors, td.box);
   }
   for (size_t i = 0; i < tg.inputs.size(); ++i)
-    if (const auto& want = td.box[static_cast<size_t>(tg.inputs[i])]) unite(tiles[static_cast<size_t>(n.inputs[i])], *want);
+    if (const auto& want = td.box[static_cast<size_t>(tg.inputs[i])])
+      unite(tiles[static_cast<size_t>(n.inputs[i])], *want);
 }
 
 // The iterations whose values reach a demanded accumulator: all of them when one adds its
 // input up (or none accumulates), else those that write a demanded part of a concatenating one.
-std::vector<int64_t> needed_iterations(const ir::BlockGraph& bg, const std::vector<std::optional<Box>>& box) {
+std::vector<int64_t> needed_iterations(const ir::BlockGraph& bg,
+                                       const std::vector<std::optional<Box>>& box) {
   std::vector<char> need(static_cast<size_t>(bg.forloop), 0);
   bool any = false;
   for (const ir::BlockNode& n : bg.nodes) {
-    if (n.kind != ir::BlockNodeKind::kAccumulator || !box[static_cast<size_t>(n.outputs[0])]) continue;
+    if (n.kind != ir::BlockNodeKind::kAccumulator || !box[static_cast<size_t>(n.outputs[0])])
+      continue;
     any = true;
     if (n.fmap == kReplica) {
       std::fill(need.begin(), need.end(), 1);
       break;
     }
     const int64_t len = bg.tensors[static_cast<size_t>(n.inputs[0])].type.shape[n.fmap];
-    for (int64_t i : box[static_cast<size_t>(n.outputs[0])]->idx[n.fmap]) need[static_cast<size_t>(i / len)] = 1;
+    for (int64_t i : box[static_cast<size_t>(n.outputs[0])]->idx[n.fmap])
+      need[static_cast<size_t>(i / len)] = 1;
   }
   std::vector<int64_t> its;
   for (int64_t it = 0; it < bg.forloop; ++it)
-    if (!any || need[static_cast<size_t>(it)]) its.push_back(it);
+    if (!any || need[static_cast<size_t>(it)])
+      its.push_back(it);
   return its;
 }
 
@@ -320,39 +351,48 @@ std::optional<BlockDemand> plan_one_block(const ir::BlockGraph& bg,
   d.saved.resize(bg.savers.size());
   bool any = false;
   for (size_t o = 0; o < bg.savers.size(); ++o) {
-    if (!out[o]) continue;
+    if (!out[o])
+      continue;
     const ir::BlockNode& saver = bg.nodes[static_cast<size_t>(bg.savers[o])];
     const auto t = static_cast<size_t>(saver.inputs[0]);
     d.saved[o] = localized(*out[o], block_offset(bg, saver.omap, bg.output_types[o].shape, b),
                            bg.tensors[t].type.shape);
-    if (!d.saved[o]) continue;
+    if (!d.saved[o])
+      continue;
     unite(d.tiles.box[t], *d.saved[o]);
     any = true;
   }
-  if (!any) return std::nullopt;
+  if (!any)
+    return std::nullopt;
   auto& box = d.tiles.box;
   for (size_t k = bg.nodes.size(); k-- > 0;) {
     const ir::BlockNode& n = bg.nodes[k];
-    if (n.outputs.empty() || !box[static_cast<size_t>(n.outputs[0])]) continue;
+    if (n.outputs.empty() || !box[static_cast<size_t>(n.outputs[0])])
+      continue;
     switch (n.kind) {
-      case ir::BlockNodeKind::kInputIterator:
-      case ir::BlockNodeKind::kOutputSaver: break;
-      case ir::BlockNodeKind::kCompute:
-        d.tiles.plan[k] = plan_node(n.op, n.attrs, n.inputs, n.outputs[0], bg.tensors, box);
-        break;
-      case ir::BlockNodeKind::kThreadGraph: plan_thread_graph(n, box, d.threads[k]); break;
-      case ir::BlockNodeKind::kAccumulator: {  // a concatenating one reads index i % len per iteration
-        Box x = *box[static_cast<size_t>(n.outputs[0])];
-        if (n.fmap != kReplica) {
-          const int64_t len = bg.tensors[static_cast<size_t>(n.inputs[0])].type.shape[n.fmap];
-          auto& v = x.idx[n.fmap];
-          for (int64_t& i : v) i %= len;
-          std::sort(v.begin(), v.end());
-          v.erase(std::unique(v.begin(), v.end()), v.end());
-        }
-        unite(box[static_cast<size_t>(n.inputs[0])], x);
-        break;
+    case ir::BlockNodeKind::kInputIterator:
+    case ir::BlockNodeKind::kOutputSaver:
+      break;
+    case ir::BlockNodeKind::kCompute:
+      d.tiles.plan[k] = plan_node(n.op, n.attrs, n.inputs, n.outputs[0], bg.tensors, box);
+      break;
+    case ir::BlockNodeKind::kThreadGraph:
+      plan_thread_graph(n, box, d.threads[k]);
+      break;
+    case ir::BlockNodeKind::kAccumulator: {  // a concatenating one reads index i % len per
+                                             // iteration
+      Box x = *box[static_cast<size_t>(n.outputs[0])];
+      if (n.fmap != kReplica) {
+        const int64_t len = bg.tensors[static_cast<size_t>(n.inputs[0])].type.shape[n.fmap];
+        auto& v = x.idx[n.fmap];
+        for (int64_t& i : v)
+          i %= len;
+        std::sort(v.begin(), v.end());
+        v.erase(std::unique(v.begin(), v.end()), v.end());
       }
+      unite(box[static_cast<size_t>(n.inputs[0])], x);
+      break;
+    }
     }
   }
   d.iterations = needed_iterations(bg, box);
@@ -365,14 +405,15 @@ std::array<int64_t, 4> iterator_offset(const ir::BlockGraph& bg, const ir::Block
   std::array<int64_t, 4> off =
       block_offset(bg, n.imap, bg.input_types[static_cast<size_t>(n.input_index)].shape, b);
   if (n.fmap != kReplica)
-    off[static_cast<size_t>(n.fmap)] += it * bg.tensors[static_cast<size_t>(n.outputs[0])].type.shape[n.fmap];
+    off[static_cast<size_t>(n.fmap)] +=
+        it * bg.tensors[static_cast<size_t>(n.outputs[0])].type.shape[n.fmap];
   return off;
 }
 
 struct BlockPlan {
-  std::vector<BlockDemand> blocks;            // the blocks to run
-  std::vector<Box> produced;                  // per output (no entries when not demanded)
-  std::vector<std::optional<Box>> inputs;     // per input: what the blocks read over all iterations
+  std::vector<BlockDemand> blocks;         // the blocks to run
+  std::vector<Box> produced;               // per output (no entries when not demanded)
+  std::vector<std::optional<Box>> inputs;  // per input: what the blocks read over all iterations
 };
 
 BlockPlan plan_block(const ir::KernelOp& op, const std::vector<std::optional<Box>>& demand) {
@@ -381,18 +422,23 @@ BlockPlan plan_block(const ir::KernelOp& op, const std::vector<std::optional<Box
   BlockPlan p;
   p.inputs.resize(op.inputs.size());
   std::vector<std::optional<Box>> out;
-  for (ir::TensorId id : op.outputs) out.push_back(demand[static_cast<size_t>(id)]);
+  for (ir::TensorId id : op.outputs)
+    out.push_back(demand[static_cast<size_t>(id)]);
   for (int64_t bz = 0; bz < bg.grid[2]; ++bz)
     for (int64_t by = 0; by < bg.grid[1]; ++by)
       for (int64_t bx = 0; bx < bg.grid[0]; ++bx) {
         std::optional<BlockDemand> d = plan_one_block(bg, out, {bx, by, bz});
-        if (!d) continue;
+        if (!d)
+          continue;
         for (const ir::BlockNode* n : iters) {
           const auto& tile = d->tiles.box[static_cast<size_t>(n->outputs[0])];
-          if (!tile) continue;
+          if (!tile)
+            continue;
           for (int64_t it : d->iterations) {
-            unite(p.inputs[static_cast<size_t>(n->input_index)], shifted(*tile, iterator_offset(bg, *n, d->block, it)));
-            if (n->fmap == kReplica) break;  // the same tile every iteration
+            unite(p.inputs[static_cast<size_t>(n->input_index)],
+                  shifted(*tile, iterator_offset(bg, *n, d->block, it)));
+            if (n->fmap == kReplica)
+              break;  // the same tile every iteration
           }
         }
         p.blocks.push_back(std::move(*d));
@@ -410,23 +456,27 @@ void eval_block_node(const ir::BlockGraph& bg, const BlockDemand& d, size_t k, V
   const ir::BlockNode& n = bg.nodes[k];
   if (n.kind == ir::BlockNodeKind::kCompute) {
     if (d.tiles.plan[k])
-      v[static_cast<size_t>(n.outputs[0])] = eval_planned(
-          n.op, n.attrs, *d.tiles.plan[k], n.inputs, bg.tensors[static_cast<size_t>(n.outputs[0])].type.shape, v);
+      v[static_cast<size_t>(n.outputs[0])] =
+          eval_planned(n.op, n.attrs, *d.tiles.plan[k], n.inputs,
+                       bg.tensors[static_cast<size_t>(n.outputs[0])].type.shape, v);
     return;
   }
   const ir::ThreadGraph& tg = *n.thread;
   const Demands& td = d.threads[k];
   Values tv(tg.tensors.size());
   for (size_t i = 0; i < tg.inputs.size(); ++i)
-    if (td.box[static_cast<size_t>(tg.inputs[i])]) tv[static_cast<size_t>(tg.inputs[i])] = v[static_cast<size_t>(n.inputs[i])];
+    if (td.box[static_cast<size_t>(tg.inputs[i])])
+      tv[static_cast<size_t>(tg.inputs[i])] = v[static_cast<size_t>(n.inputs[i])];
   for (size_t j = 0; j < tg.nodes.size(); ++j) {
     const ir::ThreadGraph::Node& tn = tg.nodes[j];
     if (td.plan[j])
-      tv[static_cast<size_t>(tn.output)] = eval_planned(tn.op, tn.attrs, *td.plan[j], tn.inputs,
-                                                         tg.tensors[static_cast<size_t>(tn.output)].type.shape, tv);
+      tv[static_cast<size_t>(tn.output)] =
+          eval_planned(tn.op, tn.attrs, *td.plan[j], tn.inputs,
+                       tg.tensors[static_cast<size_t>(tn.output)].type.shape, tv);
   }
   for (size_t i = 0; i < tg.outputs.size(); ++i)
-    if (d.tiles.box[static_cast<size_t>(n.outputs[i])]) v[static_cast<size_t>(n.outputs[i])] = tv[static_cast<size_t>(tg.outputs[i])];
+    if (d.tiles.box[static_cast<size_t>(n.outputs[i])])
+      v[static_cast<size_t>(n.outputs[i])] = tv[static_cast<size_t>(tg.outputs[i])];
 }
 
 // Adds (replica fmap) or writes (concatenating fmap) iteration it's demanded entries of x into acc.
@@ -434,7 +484,8 @@ void accumulate_demanded(const ir::BlockNode& n, const BoxTensor& x, int64_t it,
   if (n.fmap == kReplica) {
     std::vector<HostTensor<FF>> keep;
     const HostTensor<FF>& xs = *view(x, acc.box, keep);
-    for (size_t i = 0; i < xs.data.size(); ++i) acc.data.data[i] = acc.data.data[i] + xs.data[i];
+    for (size_t i = 0; i < xs.data.size(); ++i)
+      acc.data.data[i] = acc.data.data[i] + xs.data[i];
     return;
   }
   const int f = n.fmap;
@@ -442,8 +493,10 @@ void accumulate_demanded(const ir::BlockNode& n, const BoxTensor& x, int64_t it,
   Box part = acc.box;  // the entries this iteration writes
   part.idx[f].clear();
   for (int64_t i : acc.box.idx[f])
-    if (i >= it * len && i < (it + 1) * len) part.idx[f].push_back(i);
-  if (part.idx[f].empty()) return;
+    if (i >= it * len && i < (it + 1) * len)
+      part.idx[f].push_back(i);
+  if (part.idx[f].empty())
+    return;
   std::array<int64_t, 4> back{};
   back[static_cast<size_t>(f)] = -it * len;
   scatter(acc, part, gather(x, shifted(part, back)));
@@ -456,14 +509,18 @@ void run_block(const ir::KernelOp& op, const BlockDemand& d, const Values& kerne
   using ir::BlockNodeKind;
   const ir::BlockGraph& bg = *op.block;
   Values v(bg.tensors.size());
-  auto in_loop = [&](const ir::BlockNode& n) { return bg.phases[static_cast<size_t>(n.outputs[0])] == ir::Phase::kInLoop; };
+  auto in_loop = [&](const ir::BlockNode& n) {
+    return bg.phases[static_cast<size_t>(n.outputs[0])] == ir::Phase::kInLoop;
+  };
   // In-loop values that do not depend on the iteration (no iterator with an fmap upstream) are
   // the same every time: computed in iteration 0 and kept.
   std::vector<char> varies(bg.tensors.size(), 0);
   for (const ir::BlockNode& n : bg.nodes) {
     bool any = n.kind == BlockNodeKind::kInputIterator && n.fmap != kReplica;
-    for (ir::TensorId i : n.inputs) any = any || varies[static_cast<size_t>(i)];
-    for (ir::TensorId o : n.outputs) varies[static_cast<size_t>(o)] = any;
+    for (ir::TensorId i : n.inputs)
+      any = any || varies[static_cast<size_t>(i)];
+    for (ir::TensorId o : n.outputs)
+      varies[static_cast<size_t>(o)] = any;
   }
   for (const ir::BlockNode& n : bg.nodes) {
     const auto out = n.outputs.empty() ? size_t{0} : static_cast<size_t>(n.outputs[0]);
@@ -474,16 +531,22 @@ void run_block(const ir::KernelOp& op, const BlockDemand& d, const Values& kerne
   for (int64_t it : d.iterations)
     for (size_t k = 0; k < bg.nodes.size(); ++k) {
       const ir::BlockNode& n = bg.nodes[k];
-      if (n.kind == BlockNodeKind::kOutputSaver) continue;
+      if (n.kind == BlockNodeKind::kOutputSaver)
+        continue;
       const auto out = static_cast<size_t>(n.outputs[0]);
-      if (it != d.iterations.front() && n.kind != BlockNodeKind::kAccumulator && !varies[out]) continue;
+      if (it != d.iterations.front() && n.kind != BlockNodeKind::kAccumulator && !varies[out])
+        continue;
       if (n.kind == BlockNodeKind::kInputIterator) {
-        if (!d.tiles.box[out]) continue;
-        const BoxTensor& src = *kernel_values[static_cast<size_t>(op.inputs[static_cast<size_t>(n.input_index)])];
-        v[out] = BoxTensor{bg.tensors[out].type.shape, *d.tiles.box[out],
-                           gather(src, shifted(*d.tiles.box[out], iterator_offset(bg, n, d.block, it)))};
+        if (!d.tiles.box[out])
+          continue;
+        const BoxTensor& src =
+            *kernel_values[static_cast<size_t>(op.inputs[static_cast<size_t>(n.input_index)])];
+        v[out] =
+            BoxTensor{bg.tensors[out].type.shape, *d.tiles.box[out],
+                      gather(src, shifted(*d.tiles.box[out], iterator_offset(bg, n, d.block, it)))};
       } else if (n.kind == BlockNodeKind::kAccumulator) {
-        if (d.tiles.box[out]) accumulate_demanded(n, *v[static_cast<size_t>(n.inputs[0])], it, *v[out]);
+        if (d.tiles.box[out])
+          accumulate_demanded(n, *v[static_cast<size_t>(n.inputs[0])], it, *v[out]);
       } else if (in_loop(n)) {
         eval_block_node(bg, d, k, v);
       }
@@ -495,8 +558,10 @@ void run_block(const ir::KernelOp& op, const BlockDemand& d, const Values& kerne
   }
   for (size_t o = 0; o < outs.size(); ++o) {
     const ir::BlockNode& saver = bg.nodes[static_cast<size_t>(bg.savers[o])];
-    if (!d.saved[o]) continue;
-    scatter(outs[o], shifted(*d.saved[o], block_offset(bg, saver.omap, bg.output_types[o].shape, d.block)),
+    if (!d.saved[o])
+      continue;
+    scatter(outs[o],
+            shifted(*d.saved[o], block_offset(bg, saver.omap, bg.output_types[o].shape, d.block)),
             gather(*v[static_cast<size_t>(saver.inputs[0])], *d.saved[o]));
   }
 }
@@ -504,21 +569,23 @@ void run_block(const ir::KernelOp& op, const BlockDemand& d, const Values& kerne
 // Runs blocks begin, begin + step, ... of the plan, writing their entries into `outs`.
 void run_blocks(const ir::KernelOp& op, const BlockPlan& plan, const Values& v,
                 std::vector<BoxTensor>& outs, size_t begin, size_t step) {
-  for (size_t k = begin; k < plan.blocks.size(); k += step) run_block(op, plan.blocks[k], v, outs);
+  for (size_t k = begin; k < plan.blocks.size(); k += step)
+    run_block(op, plan.blocks[k], v, outs);
 }
 
-// Runs the plan's blocks, spread over `threads` threads (0: all cores): blocks write disjoint tiles, and each
-// worker gets its own copy of the field context (its flags are merged back), so the result does
-// not depend on the number of threads.
+// Runs the plan's blocks, spread over `threads` threads (0: all cores): blocks write disjoint
+// tiles, and each worker gets its own copy of the field context (its flags are merged back), so the
+// result does not depend on the number of threads.
 void run_graph_defined(const ir::KernelOp& op, const BlockPlan& plan,
-                       std::vector<std::optional<BoxTensor>>& v, const ir::KernelGraph& g, int threads) {
+                       std::vector<std::optional<BoxTensor>>& v, const ir::KernelGraph& g,
+                       int threads) {
   std::vector<BoxTensor> outs;
   for (size_t o = 0; o < op.outputs.size(); ++o)
     outs.push_back({g.tensor(op.outputs[o]).type.shape, plan.produced[o],
                     HostTensor<FF>(plan.produced[o].extents(), FF{})});
-  const size_t n = std::min<size_t>(
-      threads > 0 ? static_cast<size_t>(threads) : std::max(1u, std::thread::hardware_concurrency()),
-      plan.blocks.size());
+  const size_t n = std::min<size_t>(threads > 0 ? static_cast<size_t>(threads)
+                                                : std::max(1u, std::thread::hardware_concurrency()),
+                                    plan.blocks.size());
   FieldContext& parent = field_context();
   std::vector<FieldContext> ctx(n > 1 ? n - 1 : 0, parent);
   std::vector<std::exception_ptr> errors(n);
@@ -537,28 +604,34 @@ void run_graph_defined(const ir::KernelOp& op, const BlockPlan& plan,
   } catch (...) {
     errors[0] = std::current_exception();
   }
-  for (auto& w : workers) w.join();
+  for (auto& w : workers)
+    w.join();
   for (const auto& e : errors)
-    if (e) std::rethrow_exception(e);
+    if (e)
+      std::rethrow_exception(e);
   for (const FieldContext& c : ctx) {
     parent.zero_divisor = parent.zero_divisor || c.zero_divisor;
-    if (parent.invalid.empty()) parent.invalid = c.invalid;
+    if (parent.invalid.empty())
+      parent.invalid = c.invalid;
   }
-  for (size_t o = 0; o < op.outputs.size(); ++o) v[static_cast<size_t>(op.outputs[o])] = std::move(outs[o]);
+  for (size_t o = 0; o < op.outputs.size(); ++o)
+    v[static_cast<size_t>(op.outputs[o])] = std::move(outs[o]);
 }
 
 }  // namespace
 
 int64_t Box::numel() const {
   int64_t n = 1;
-  for (int d = 0; d < rank; ++d) n *= static_cast<int64_t>(idx[d].size());
+  for (int d = 0; d < rank; ++d)
+    n *= static_cast<int64_t>(idx[d].size());
   return n;
 }
 
 ir::Shape Box::extents() const {
   ir::Shape s;
   s.rank = rank;
-  for (int d = 0; d < rank; ++d) s[d] = static_cast<int64_t>(idx[d].size());
+  for (int d = 0; d < rank; ++d)
+    s[d] = static_cast<int64_t>(idx[d].size());
   return s;
 }
 
@@ -571,7 +644,8 @@ Box unite(const Box& a, const Box& b) {
 Box full_box(const ir::Shape& s) {
   Box b;
   b.rank = s.rank;
-  for (int d = 0; d < s.rank; ++d) b.idx[d] = iota(0, s[d]);
+  for (int d = 0; d < s.rank; ++d)
+    b.idx[d] = iota(0, s[d]);
   return b;
 }
 
@@ -597,45 +671,54 @@ std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Bo
   MG_CHECK(want.size() == g.outputs.size());
   // Backward: what each tensor must hold.
   std::vector<std::optional<Box>> demand(g.tensors.size());
-  for (size_t i = 0; i < want.size(); ++i) unite(demand[static_cast<size_t>(g.outputs[i])], want[i]);
+  for (size_t i = 0; i < want.size(); ++i)
+    unite(demand[static_cast<size_t>(g.outputs[i])], want[i]);
   std::vector<std::optional<OpPlan>> op_plans(g.ops.size());
   std::vector<std::optional<BlockPlan>> block_plans(g.ops.size());
   for (size_t k = g.ops.size(); k-- > 0;) {
     const ir::KernelOp& op = g.ops[k];
     bool any = false;
-    for (ir::TensorId o : op.outputs) any = any || demand[static_cast<size_t>(o)].has_value();
-    if (!any) continue;
+    for (ir::TensorId o : op.outputs)
+      any = any || demand[static_cast<size_t>(o)].has_value();
+    if (!any)
+      continue;
     if (op.graph_defined) {
       block_plans[k] = plan_block(op, demand);
-      for (size_t o = 0; o < op.outputs.size(); ++o) demand[static_cast<size_t>(op.outputs[o])] = block_plans[k]->produced[o];
+      for (size_t o = 0; o < op.outputs.size(); ++o)
+        demand[static_cast<size_t>(op.outputs[o])] = block_plans[k]->produced[o];
       for (size_t j = 0; j < op.inputs.size(); ++j)
-        if (const auto& in = block_plans[k]->inputs[j]) unite(demand[static_cast<size_t>(op.inputs[j])], *in);
+        if (const auto& in = block_plans[k]->inputs[j])
+          unite(demand[static_cast<size_t>(op.inputs[j])], *in);
     } else {
       std::vector<ir::Shape> shapes;
-      for (ir::TensorId id : op.inputs) shapes.push_back(g.tensor(id).type.shape);
+      for (ir::TensorId id : op.inputs)
+        shapes.push_back(g.tensor(id).type.shape);
       op_plans[k] = plan_op(op.op, op.attrs, shapes, g.tensor(op.outputs[0]).type.shape,
                             *demand[static_cast<size_t>(op.outputs[0])]);
       demand[static_cast<size_t>(op.outputs[0])] = op_plans[k]->produced;
-      for (size_t j = 0; j < op.inputs.size(); ++j) unite(demand[static_cast<size_t>(op.inputs[j])], op_plans[k]->inputs[j]);
+      for (size_t j = 0; j < op.inputs.size(); ++j)
+        unite(demand[static_cast<size_t>(op.inputs[j])], op_plans[k]->inputs[j]);
     }
   }
   // Forward: inputs from the hash, then every needed op on its box.
   std::vector<std::optional<BoxTensor>> v(g.tensors.size());
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     const auto id = static_cast<size_t>(g.inputs[i]);
-    if (demand[id]) v[id] = hashed_input(g.tensors[id].type.shape, *demand[id], key, i);
+    if (demand[id])
+      v[id] = hashed_input(g.tensors[id].type.shape, *demand[id], key, i);
   }
   for (size_t k = 0; k < g.ops.size(); ++k) {
     const ir::KernelOp& op = g.ops[k];
     if (block_plans[k]) {
       run_graph_defined(op, *block_plans[k], v, g, threads);
     } else if (op_plans[k]) {
-      v[static_cast<size_t>(op.outputs[0])] =
-          eval_planned(op.op, op.attrs, *op_plans[k], op.inputs, g.tensor(op.outputs[0]).type.shape, v);
+      v[static_cast<size_t>(op.outputs[0])] = eval_planned(op.op, op.attrs, *op_plans[k], op.inputs,
+                                                           g.tensor(op.outputs[0]).type.shape, v);
     }
   }
   std::vector<BoxTensor> out;
-  for (ir::TensorId id : g.outputs) out.push_back(*v[static_cast<size_t>(id)]);
+  for (ir::TensorId id : g.outputs)
+    out.push_back(*v[static_cast<size_t>(id)]);
   return out;
 }
 

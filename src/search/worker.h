@@ -1,0 +1,416 @@
+// The enumerator's worker (Mirage Algorithm 1), internal to src/search: one Worker runs one task
+// (a choice of first op) depth-first over uGraph prefixes in canonical order. The common checks
+// and the kernel level are in enumerate.cc, the block level (iterator maps, block ops,
+// accumulators, completion) in block_search.cc.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <deque>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "expr/abstract.h"
+#include "search/block_maps.h"
+#include "search/enumerate.h"
+#include "search/index_labels.h"
+#include "support/hash.h"
+
+namespace mugraph::search {
+namespace enumeration {
+
+using ir::OpKind;
+using ir::Phase;
+using ir::TensorType;
+
+constexpr int kMaxRankInputs = 6;
+constexpr int64_t kMaxAttr = std::numeric_limits<int64_t>::max();  // above every rank attribute
+constexpr int kCodeAccumulator = 1000;
+constexpr int kCodeGraphDefined = 2000;
+constexpr uint64_t kPollEvery = 256;
+
+// The rank of Mirage §4.1: input indices in decreasing order (padded with -1), type, attribute.
+struct Rank {
+  std::array<int, kMaxRankInputs> in;
+  int code = 0;
+  int64_t attr = 0;
+  auto operator<=>(const Rank&) const = default;
+};
+
+inline Rank make_rank(const std::vector<int>& inputs, int code, int64_t attr) {
+  MG_CHECK(inputs.size() <= kMaxRankInputs, "too many op inputs for a rank");
+  Rank r;
+  r.in.fill(-1);
+  std::copy(inputs.begin(), inputs.end(), r.in.begin());
+  std::sort(r.in.begin(), r.in.end(), std::greater<int>());
+  r.code = code;
+  r.attr = attr;
+  return r;
+}
+
+inline bool commutative(OpKind op) { return op == OpKind::kAdd || op == OpKind::kMul; }
+
+// Ops the abstraction cannot see: their expression equals (one of) their input(s).
+inline bool abstracted(OpKind op) {
+  return op == OpKind::kScale || op == OpKind::kNeg || op == OpKind::kSub;
+}
+
+// Calls fn(tuple) for every `arity`-tuple over [0, n) with at least one index >= lo (the rank
+// rule), non-decreasing for commutative ops.
+template <class Fn>
+void for_each_tuple(int n, int arity, int lo, bool comm, std::vector<int>& t, Fn&& fn) {
+  const int k = static_cast<int>(t.size());
+  if (k == arity) {
+    if (*std::max_element(t.begin(), t.end()) >= lo)
+      fn(t);
+    return;
+  }
+  for (int i = (comm && k > 0) ? t.back() : 0; i < n; ++i) {
+    t.push_back(i);
+    for_each_tuple(n, arity, lo, comm, t, fn);
+    t.pop_back();
+  }
+}
+
+// A cheap necessary condition for infer_type to succeed (it formats an error message on
+// failure, too slow for the search's inner loop).
+inline bool shapes_may_fit(OpKind op, const std::vector<TensorType>& in) {
+  switch (ir::op_info(op).cls) {
+  case ir::OpClass::kBinary:
+    return ir::broadcast_shapes(in[0].shape, in[1].shape).has_value();
+  case ir::OpClass::kMatmul: {
+    const ir::Shape &a = in[0].shape, &b = in[1].shape;
+    return a.rank >= 2 && b.rank >= 2 && a[a.rank - 1] == b[b.rank - 2];
+  }
+  default:
+    return true;
+  }
+}
+
+struct BlockConfig {
+  ir::Dim3 grid;
+  int64_t forloop = 1;
+};
+
+// A program op the abstraction cannot see, with its inputs' expressions.
+struct Anchor {
+  OpKind op;
+  ir::OpAttrs attrs;
+  std::vector<expr::Expr> inputs;
+};
+
+}  // namespace enumeration
+
+struct Enumerator::Config {
+  ir::KernelGraph program;
+  SearchOptions opt;
+  expr::ExprPool& pool;
+  expr::Oracle& oracle;
+  std::vector<ir::OpKind> kernel_ops, block_ops;
+  std::vector<enumeration::Anchor> anchors;
+  std::vector<enumeration::BlockConfig> blocks;
+  std::vector<expr::Expr> input_exprs;
+  std::vector<Labels> input_labels;           // per program input, canonical index classes
+  std::vector<bool> reduced;                  // per index class: does the program sum over it?
+  std::vector<bool> reduced_by_every_output;  // ... and does every output depend on that sum?
+  std::vector<SumShape> rigid_sums;           // ProgramLabels::rigid_sums
+  std::vector<bool> freely_summed;            // ProgramLabels::freely_summed
+  int max_arity_kernel = 1, max_arity_block = 1;
+  int tasks = 0;
+
+  Config(const ir::KernelGraph& p, const SearchOptions& o, expr::ExprPool& pl, expr::Oracle& orc)
+      : program(p), opt(o), pool(pl), oracle(orc) {}
+};
+
+namespace enumeration {
+
+// One tensor of a prefix (kernel or block level).
+struct Tensor {
+  TensorType type;
+  expr::Expr e = nullptr;
+  int uses = 0;
+  Phase phase = Phase::kInLoop;
+  Labels lab{};
+  bool loop_dep = false;  // block level: depends on an input tiled by the for-loop
+  // Kernel level: per dim, 0, or the number of partial sums concatenated along it (an earlier
+  // block graph whose grid split a summed index wrote one part per block; `lab` keeps the
+  // index of one part). Block level: the tile is one part of such a dim, read by the loop.
+  std::array<int, ir::kMaxRank> parts{};
+  bool partial() const {
+    return std::any_of(parts.begin(), parts.end(), [](int p) { return p > 0; });
+  }
+};
+
+struct KernelOpRec {
+  bool gd = false;
+  OpKind op = OpKind::kAdd;
+  ir::OpAttrs attrs;
+  std::vector<int> in, out;
+  std::shared_ptr<const ir::BlockGraph> block;
+  Rank rank;
+};
+
+struct BlockOpRec {
+  bool acc = false;
+  OpKind op = OpKind::kAdd;
+  ir::OpAttrs attrs;
+  int fmap = ir::kReplica;  // accumulator
+  std::vector<int> in;
+  int out = -1;
+  Rank rank;
+};
+
+struct BlockFrame {
+  BlockConfig cfg;
+  std::vector<int> kin;  // kernel tensors read
+  std::vector<std::vector<IterChoice>> choices;
+  std::vector<int> chosen;  // per iterator; -1 = not read yet
+  // Per iterator, bit g (grid dim g < 3; bit 3: the loop): some choice partitions along it.
+  std::vector<unsigned> can_map;
+  std::vector<Tensor> t;  // iterators first
+  std::vector<BlockOpRec> ops;
+  int64_t smem = 0;
+  std::array<int, 3> grid_label{kAnyLabel, kAnyLabel, kAnyLabel};  // index each grid dim splits
+  int loop_label = kAnyLabel;                                      // index the loop tiles
+  bool last = false;  // the last kernel op: its outputs are the program's
+  int max_outputs = 1;
+};
+
+class Worker {
+public:
+  Worker(const Enumerator::Config& c, int task, const std::function<bool(uint64_t)>* should_stop)
+      : c_(c), task_(task), should_stop_(should_stop) {
+    for (size_t i = 0; i < c_.program.inputs.size(); ++i)
+      kt_.push_back({c_.program.tensor(c_.program.inputs[i]).type, c_.input_exprs[i], 0,
+                     Phase::kInLoop, c_.input_labels[i], false});
+  }
+
+  void run() { kernel_step(); }
+  int root_choices() const { return root_counter_; }
+  bool stopped() const { return stopped_; }
+  SearchStats& stats() { return st_; }
+  std::vector<ir::KernelGraph>& complete() { return complete_; }
+
+private:
+  // ---------------------------------------------------------------------------------------
+  // Common checks.
+
+  bool poll();
+  void check_stop();
+
+  // At the root, each choice of a first op is a task: true if this choice is not ours.
+  bool not_my_root_choice();
+
+  // Whether the oracle keeps `e` (always, with pruning off).
+  // The oracle's answer, cached per worker: the oracle and the expression pool are shared by
+  // all threads behind locks; these worker-local caches keep the threads off them.
+  bool oracle_keeps(expr::Expr e);
+
+  // An op's expression and, once asked, the oracle's answer for it: the block level's inner
+  // loop then needs one hash lookup per tried op.
+  struct ExprEntry {
+    expr::Expr e = nullptr;
+    int keep = -1;  // -1: not asked yet
+  };
+  bool oracle_keeps(ExprEntry& entry);
+
+  // expr::op_expression through a worker-local cache. The expression depends on the op, the
+  // attribute that enters it (sum group), the input expressions and the reduction sizes.
+  expr::Expr expression(OpKind op, const ir::OpAttrs& attrs, const std::vector<expr::Expr>& es,
+                        const std::vector<TensorType>& types);
+  ExprEntry& expression_entry(OpKind op, const ir::OpAttrs& attrs,
+                              const std::vector<expr::Expr>& es,
+                              const std::vector<TensorType>& types);
+  struct ExprKey {
+    int op = 0;
+    int64_t group = 0;
+    std::array<expr::Expr, 4> in{};
+    std::array<int64_t, 4> k{};
+    bool operator==(const ExprKey&) const = default;
+  };
+  struct ExprKeyHash {
+    size_t operator()(const ExprKey& k) const {
+      size_t h = hash_mix(static_cast<size_t>(k.op), static_cast<size_t>(k.group));
+      for (size_t i = 0; i < 4; ++i)
+        h = hash_mix(hash_mix(h, reinterpret_cast<size_t>(k.in[i])), static_cast<size_t>(k.k[i]));
+      return h;
+    }
+  };
+  std::unordered_map<expr::Expr, bool> keep_cache_;
+  std::unordered_map<ExprKey, ExprEntry, ExprKeyHash> expr_cache_;  // node-based: entries stay put
+
+  // Type and labels of an op's output, or nullopt (counted as a shape prune) when the inputs
+  // do not fit the operator (ir::infer_type) or their labels do not (labels_for).
+  std::optional<std::pair<TensorType, Labels>> output_of(OpKind op, const ir::OpAttrs& attrs,
+                                                         const std::vector<TensorType>& types,
+                                                         const std::vector<Labels>& labs);
+
+  // Labels of an op's output, or nullopt (counted as a shape prune) when it pairs different
+  // indices or sums over one the program never sums over.
+  std::optional<Labels> labels_for(OpKind op, const ir::OpAttrs& attrs,
+                                   const std::vector<TensorType>& types,
+                                   const std::vector<Labels>& labs, const TensorType& out);
+
+  static bool redundant(const std::vector<Tensor>& ts, const TensorType& type, expr::Expr e,
+                        Phase phase);
+
+  // Whether the current graph level already placed the program op `anchor` (once each).
+  bool anchor_used(int64_t anchor) const;
+
+  // Attribute choices for `op` on inputs of these types/expressions: (attrs, rank attr).
+  void attr_choices(OpKind op, const std::vector<TensorType>& types,
+                    const std::vector<expr::Expr>& es,
+                    std::vector<std::pair<ir::OpAttrs, int64_t>>& out);
+
+  // An op's operands (types, expressions, labels) and its attribute choices, in buffers kept
+  // per search depth (one op per depth is being tried at a time): the enumerator's inner
+  // loop then allocates nothing.
+  struct OpScratch {
+    std::vector<TensorType> types;
+    std::vector<expr::Expr> es;
+    std::vector<Labels> labs;
+    std::vector<std::pair<ir::OpAttrs, int64_t>> choices;
+  };
+  // Per kernel-op depth and per block-op depth (a block search runs to its end before the
+  // kernel level goes deeper); deques: growing one keeps outer depths' references valid.
+  std::deque<OpScratch> kernel_scratch_, block_scratch_;
+  static OpScratch& scratch(std::deque<OpScratch>& pool, size_t depth, const std::vector<int>& in,
+                            const std::vector<Tensor>& ts);
+
+  // ---------------------------------------------------------------------------------------
+  // Kernel level (Algorithm 1 lines 9-19).
+
+  void kernel_step();
+
+  bool kernel_can_finish() const;
+
+  bool last_kernel_op() const {
+    return static_cast<int>(kops_.size()) + 1 == c_.opt.max_kernel_ops;
+  }
+
+  // Whether the last kernel op, reading `in`, can leave a complete graph: it must read every
+  // program input not read yet, and what it leaves open besides its own output(s) must be
+  // program outputs already (at most all but one of them).
+  bool last_op_may_complete(const std::vector<int>& in) const;
+
+  int unread_inputs() const;
+
+  void try_kernel_op(OpKind op, const std::vector<int>& in);
+
+  void push_kernel(KernelOpRec rec, const std::vector<Tensor>& outs);
+  void pop_kernel();
+
+  void graph_defined_ops(int n, int lo);
+
+  // ---------------------------------------------------------------------------------------
+  // Kernel completion.
+
+  void try_complete_kernel();
+
+  ir::KernelGraph build_kernel_graph(const std::vector<int>& outputs) const;
+
+  // ---------------------------------------------------------------------------------------
+  // Block level (Algorithm 1 lines 21-28).
+
+  // A finished block graph: what the kernel level needs to add it as a graph-defined op.
+  struct DoneBlock {
+    std::shared_ptr<const ir::BlockGraph> block;
+    std::vector<Tensor> outs;  // kernel-level types and expressions of its outputs
+  };
+
+  // The block graphs over kernel tensors `kin` depend only on their types and expressions and
+  // on the configuration, not on the rest of the kernel prefix: they are searched once per
+  // task and replayed after every kernel prefix that offers the same inputs.
+  void start_block(const std::vector<int>& kin, int config, const Rank& rank);
+
+  void search_blocks(const std::vector<int>& kin, const BlockConfig& bc, bool last,
+                     std::vector<DoneBlock>& done);
+
+  // In the last block graph, a grid dim that splits an index every program output sums over
+  // leaves each block part of that sum, and no later kernel adds the parts up (split-KV needs
+  // a second kernel): such input maps are never chosen there.
+  bool splits_an_index_every_output_sums(const Labels& lab, const IterChoice& ch) const;
+
+  // Partial sums are added up by the loop, one part per iteration: the fmap runs along their
+  // (only) dim of parts with a range equal to the number of parts, and the grid splits the
+  // other dims only.
+  static bool reads_one_part_per_iteration(const Tensor& t, const IterChoice& ch, int64_t range);
+
+  int block_compute_ops() const { return static_cast<int>(frame_->ops.size()); }
+
+  void block_step();
+
+  // An input of partial sums is read one part per iteration (search_blocks) and added up by
+  // accumulating the tile itself.
+  void try_partial_sum_accumulator(int i);
+
+  // Calls fn once per map choice of each iterator in `in` not read yet (fixing it for the
+  // call), or once if all are fixed.
+  template <class Fn> void with_iterators(const std::vector<int>& in, size_t k, Fn&& fn);
+
+  bool block_can_finish() const;
+
+  // The grid dims (bits 0-2) and the loop (bit 3) along which an iterator choice partitions.
+  static unsigned map_bits(const IterChoice& ch);
+
+  // Whether every grid dim of size > 1 can still be partitioned by an input, and the loop
+  // still tile one (try_complete_block requires both): by an iterator already read, or by a
+  // choice of one not read yet.
+  bool maps_still_possible() const;
+
+  void try_block_op(OpKind op, const std::vector<int>& in);
+
+  void try_accumulators(int i);
+
+  // Shared tail of try_block_op / try_accumulators: memory, redundancy, oracle (through the
+  // expression's cache entry when the caller has it), then the op record (built only now:
+  // most tries stop before) and the recursion.
+  template <class MakeRec>
+  void add_block_tensor(const Tensor& t, bool check_redundant, ExprEntry* entry,
+                        MakeRec&& make_rec);
+
+  // ---------------------------------------------------------------------------------------
+  // Block completion (Algorithm 1 lines 22-24).
+
+  void try_complete_block();
+
+  // Whether grid dim g splits an index that the program sums over and that block output
+  // `lab` no longer ranges over (the block summed over its part), in a block graph a later
+  // kernel can follow: the blocks' outputs are partial sums, to be added up by that kernel.
+  bool writes_partial_sums(const Labels& lab, int g) const;
+
+  // Partial sums are concatenated along one canonical dim (any would do for the kernel that
+  // adds them up): the last dim no other grid dim of `m` writes along.
+  static int partial_sums_dim(const ir::DimMap& m, int g, int rank);
+
+  void finish_block(const std::vector<int>& outs, const std::vector<ir::DimMap>& omaps);
+
+  std::shared_ptr<const ir::BlockGraph> build_block_graph(const std::vector<int>& outs,
+                                                          const std::vector<ir::DimMap>& omaps);
+
+  const Enumerator::Config& c_;
+  const int task_;
+  const std::function<bool(uint64_t)>* should_stop_;
+  SearchStats st_;
+  std::vector<ir::KernelGraph> complete_;
+  std::vector<Tensor> kt_;
+  std::vector<KernelOpRec> kops_;
+  int gd_count_ = 0;
+  BlockFrame* frame_ = nullptr;
+  std::vector<DoneBlock>* done_ = nullptr;
+  std::map<std::pair<std::vector<std::pair<expr::Expr, std::string>>, int>, std::vector<DoneBlock>>
+      memo_;
+  int root_counter_ = 0;
+  bool stopped_ = false;
+  uint64_t since_poll_ = 0;
+};
+
+}  // namespace enumeration
+}  // namespace mugraph::search
