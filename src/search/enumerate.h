@@ -104,7 +104,7 @@ class Enumerator {
   // One line describing the configuration (ops, grids, ranges), for logs.
   std::string describe() const;
 
-  struct Config;  // defined in enumerate.cc
+  struct Config;  // defined in worker.h (internal to src/search)
 
  private:
   std::unique_ptr<Config> cfg_;

@@ -9,6 +9,7 @@
 #include <cstdio>
 
 #include "test_util.h"
+#include "verify/small_programs.h"
 #include "verify/verifier.h"
 
 namespace mugraph::verify {
@@ -47,30 +48,7 @@ xg = mul(xn, G)
 Y = matmul(xg, W)
 output Y
 )";
-// Fig. 3b at small size: ((X * G) W) / rms, the sum of squares accumulated in the same loop.
-const char* kRmsFused = R"(input X : f32[4, 32]
-input G : f32[32]
-input W : f32[32, 16]
-Y = graph_defined(X, G, W, grid=[4, 1, 1], forloop=4) {
-  x = input_iterator(X, imap={}, fmap=1)
-  g = input_iterator(G, imap={}, fmap=0)
-  w = input_iterator(W, imap={x:1}, fmap=0)
-  xg = mul(x, g)
-  m = matmul(xg, w)
-  sq = square(x)
-  ss = sum(sq, dim=1, group=8)
-  macc = accumulator(m, fmap=phi)
-  sacc = accumulator(ss, fmap=phi)
-  y = thread_graph(macc, sacc) {
-    ms = scale(sacc, factor=1/32)
-    rms = sqrt(ms)
-    y = div(macc, rms)
-    output y
-  }
-  output_saver(y, omap={x:1})
-}
-output Y
-)";
+const char* kRmsFused = mugraph::testing::kRmsFusedSmall;
 const char* kSoftmax = R"(input X : f32[4, 8]
 E = exp(X)
 D = sum(E, dim=1, group=8)

@@ -5,6 +5,7 @@
 #include "test_util.h"
 #include "verify/field_eval.h"
 #include "verify/interpret.h"
+#include "verify/small_programs.h"
 #include "verify/verifier.h"
 
 namespace mugraph::verify {
@@ -148,29 +149,7 @@ TEST(FieldEval, SlicedEqualsFullEvaluation) {
             "T = sum(S, dim=1, group=4)\nYT = reshape(Y, shape=[8, 4])\nM = matmul(S, YT)\noutput T\noutput M\n",
       "input Q : f32[2, 8, 4]\ninput K : f32[2, 4, 16]\ninput V : f32[2, 16, 4]\nO = attention(Q, K, V)\noutput O\n",
       // Graph-defined kernels: a thread graph after the loop (Fig. 3b form).
-      R"(input X : f32[4, 32]
-input G : f32[32]
-input W : f32[32, 16]
-Y = graph_defined(X, G, W, grid=[4, 1, 1], forloop=4) {
-  x = input_iterator(X, imap={}, fmap=1)
-  g = input_iterator(G, imap={}, fmap=0)
-  w = input_iterator(W, imap={x:1}, fmap=0)
-  xg = mul(x, g)
-  m = matmul(xg, w)
-  sq = square(x)
-  ss = sum(sq, dim=1, group=8)
-  macc = accumulator(m, fmap=phi)
-  sacc = accumulator(ss, fmap=phi)
-  y = thread_graph(macc, sacc) {
-    ms = scale(sacc, factor=1/32)
-    rms = sqrt(ms)
-    y = div(macc, rms)
-    output y
-  }
-  output_saver(y, omap={x:1})
-}
-output Y
-)",
+      mugraph::testing::kRmsFusedSmall,
       // Split-KV: 3-D grid, imap and fmap on one dim, two kernels, a loop over partial sums.
       R"(input Q : f32[2, 8, 4]
 input K : f32[2, 4, 16]
