@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "search/discovery_options.h"
 #include "search/search.h"
 #include "verify/verifier.h"
 #include "test_util.h"
@@ -12,6 +13,7 @@
 namespace mugraph::search {
 namespace {
 
+using testing::discovery_options;
 using testing::parse_ok;
 using testing::read_file;
 
@@ -62,24 +64,10 @@ int single_kernels_matching(const SearchResult& r,
   return n;
 }
 
-SearchOptions single_kernel_options() {
-  SearchOptions o;
-  o.max_kernel_ops = 1;
-  o.grid_sizes = {1, 2};
-  o.min_blocks = 1;
-  o.forloop_ranges = {1, 4};
-  o.threads = 2;
-  return o;
-}
-
 // Mirage Fig. 3b: one kernel; the loop accumulates the matmul and the sum of squares; the
 // division by the RMS happens once, after the loop.
 TEST(Discovery, RmsNormMatmulFusesIntoOneKernel) {
-  SearchOptions o = single_kernel_options();
-  o.grid_sizes = {2};
-  o.min_blocks = 2;
-  o.forloop_ranges = {4};
-  o.max_block_ops = 9;
+  const SearchOptions o = discovery_options("rms_norm_matmul");
   auto r = search_lax(load_data("rms_norm_matmul"), o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   const int n = single_kernels_matching(*r, [](const ir::BlockGraph& bg) {
@@ -96,8 +84,7 @@ TEST(Discovery, RmsNormMatmulFusesIntoOneKernel) {
 // Mirage Fig. 10b: both matmuls in one block graph, accumulated in one loop; SiLU and the
 // product after the loop.
 TEST(Discovery, GatedMlpFusesBothMatmuls) {
-  SearchOptions o = single_kernel_options();
-  o.max_block_ops = 6;
+  const SearchOptions o = discovery_options("gated_mlp");
   auto r = search_lax(load_data("gated_mlp"), o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   const int n = single_kernels_matching(*r, [](const ir::BlockGraph& bg) {
@@ -117,8 +104,7 @@ TEST(Discovery, GatedMlpFusesBothMatmuls) {
 // FlashAttention style: the loop runs over KV tiles (K split along its token dim 2, V along
 // dim 1); exp in the loop; numerator and denominator accumulated; one division after.
 TEST(Discovery, AttentionBecomesFlashAttention) {
-  SearchOptions o = single_kernel_options();
-  o.max_block_ops = 8;
+  const SearchOptions o = discovery_options("attention");
   auto r = search_lax(load_data("attention"), o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   const int n = single_kernels_matching(*r, [](const ir::BlockGraph& bg) {
@@ -136,11 +122,7 @@ TEST(Discovery, AttentionBecomesFlashAttention) {
 // Its e-graph does not saturate (distributivity over a 9-term square), so this also covers the
 // oracle's bounded-rounds fallback (expr/oracle.h).
 TEST(Discovery, NTransBecomesOneKernel) {
-  SearchOptions o = single_kernel_options();
-  o.grid_sizes = {2};
-  o.min_blocks = 2;
-  o.forloop_ranges = {1};
-  o.max_block_ops = 13;
+  const SearchOptions o = discovery_options("ntrans");
   auto r = search_lax(load_data("ntrans"), o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   const int n = single_kernels_matching(*r, [](const ir::BlockGraph& bg) {
@@ -159,14 +141,7 @@ TEST(Discovery, NTransBecomesOneKernel) {
 // denominators, one part per block; the second adds the parts up by accumulating its input
 // tiles over its loop, then divides once.
 TEST(Discovery, GqaDecodeSplitsKv) {
-  SearchOptions o = single_kernel_options();
-  o.max_kernel_ops = 2;
-  o.max_graph_defined_ops = 2;
-  o.max_kernel_op_inputs = 3;
-  o.min_blocks = 4;
-  o.max_blocks = 4;
-  o.forloop_ranges = {2};
-  o.max_block_ops = 7;
+  const SearchOptions o = discovery_options("gqa_decode");
   auto r = search_lax(load_data("gqa_decode"), o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   int n = 0;
@@ -194,9 +169,7 @@ TEST(Discovery, GqaDecodeSplitsKv) {
 
 // Mirage Fig. 9b: X W + (X A) B as one concat-matmul over the joined reduction dim.
 TEST(Discovery, LoraUsesConcatMatmul) {
-  SearchOptions o;
-  o.max_kernel_ops = 2;
-  o.max_graph_defined_ops = 0;
+  const SearchOptions o = discovery_options("lora");
   auto r = superoptimize(load_data("lora"), o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_TRUE(r->best.has_value());
