@@ -81,6 +81,24 @@ Expr op_expression(ExprPool& pool, ir::OpKind op, const ir::OpAttrs& attrs,
   return nullptr;
 }
 
+bool adds_one_step(ir::OpKind op) {
+  ExprPool pool;
+  const int arity = ir::op_info(op).arity;
+  std::vector<Expr> in;
+  std::vector<ir::TensorType> types;
+  for (int i = 0; i < arity; ++i) {
+    in.push_back(pool.input("x" + std::to_string(i)));
+    types.push_back(ir::TensorType::make(ir::DType::kF32, ir::Shape{4, 4}));
+  }
+  ir::OpAttrs attrs;
+  attrs.group = 4;
+  const Expr e = op_expression(pool, op, attrs, in, types);
+  auto leaf = [](Expr x) { return x == nullptr || x->kind == ExprKind::kInput || x->kind == ExprKind::kOne; };
+  if (leaf(e) || (leaf(e->a) && leaf(e->b))) return true;
+  return e->kind == ExprKind::kSum && e->a->kind == ExprKind::kMul && leaf(e->a->a) &&
+         leaf(e->a->b);
+}
+
 std::vector<Expr> block_expressions(const ir::BlockGraph& bg, ExprPool& pool,
                                     std::span<const Expr> inputs) {
   using ir::BlockNodeKind;

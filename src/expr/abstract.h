@@ -37,6 +37,11 @@ struct GraphExprs {
 Expr op_expression(ExprPool& pool, ir::OpKind op, const ir::OpAttrs& attrs,
                    std::span<const Expr> in, std::span<const ir::TensorType> in_types);
 
+// Whether `op`'s expression puts at most one step (EGraph::steps_to) between its inputs and
+// its output: no node, one node over the inputs, or a sum over a mul of them (matmul).
+// Oracle::steps_to_output bounds the ops left to a search only when every op it may place is.
+bool adds_one_step(ir::OpKind op);
+
 // Expressions of every tensor of `g`. Input i's leaf is named after `g`'s input tensor i.
 // Precondition: `g` is valid (ir::validate).
 GraphExprs abstract_expressions(const ir::KernelGraph& g, ExprPool& pool);

@@ -151,6 +151,31 @@ std::vector<bool> EGraph::reachable_from(const std::vector<ClassId>& roots) cons
   return seen;
 }
 
+std::vector<uint32_t> EGraph::steps_to(const std::vector<ClassId>& roots) const {
+  // Breadth first from the roots down child edges (all steps cost one).
+  std::vector<uint32_t> steps(parent_.size(), UINT32_MAX);
+  std::vector<ClassId> frontier, next;
+  for (ClassId r : roots)
+    if (steps[find(r)] != 0) steps[find(r)] = 0, frontier.push_back(find(r));
+  auto reach = [&](ClassId ch, uint32_t s) {
+    if (ch != kNoClass && steps[find(ch)] > s) steps[find(ch)] = s, next.push_back(find(ch));
+  };
+  for (uint32_t s = 1; !frontier.empty(); ++s) {
+    for (ClassId c : frontier)
+      for (uint32_t id : class_nodes_[c]) {
+        const ENode& n = nodes_[id];
+        reach(n.a, s);
+        reach(n.b, s);
+        if (n.kind != ExprKind::kSum) continue;
+        for (uint32_t m : class_nodes_[find(n.a)])  // sum over mul: one step
+          if (nodes_[m].kind == ExprKind::kMul) reach(nodes_[m].a, s), reach(nodes_[m].b, s);
+      }
+    frontier.swap(next);
+    next.clear();
+  }
+  return steps;
+}
+
 void EGraph::compute_best() const {
   if (!best_size_.empty()) return;
   constexpr uint32_t kInf = UINT32_MAX;

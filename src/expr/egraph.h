@@ -77,6 +77,11 @@ class EGraph {
 
   // Classes reachable from `roots` through child edges (roots included), as a bitmap.
   std::vector<bool> reachable_from(const std::vector<ClassId>& roots) const;
+  // Per class, the fewest steps up to one of `roots` through parent nodes, a step being one
+  // node or a sum node directly over a mul node (a matmul's abstraction); UINT32_MAX where
+  // `roots` are not reachable. In a saturated e-graph every term of a root's class is
+  // represented, so a subterm of any such term sits at least this many steps below it.
+  std::vector<uint32_t> steps_to(const std::vector<ClassId>& roots) const;
   // A smallest term of a class (by node count).
   Expr extract(ClassId c, ExprPool& pool) const;
   // A term of class `root` in which `sub` occurs literally, if `sub`'s class is reachable

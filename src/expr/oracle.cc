@@ -55,6 +55,7 @@ Oracle::Oracle(ExprPool& pool, std::vector<Expr> program, OracleOptions options)
   }
   for (ClassId& r : roots_) r = egraph_.find(r);
   reachable_ = egraph_.reachable_from(roots_);
+  if (stats_.saturation.saturated) steps_ = egraph_.steps_to(roots_);
   stats_.saturate_seconds = seconds_since(t0);
 }
 
@@ -79,6 +80,13 @@ std::optional<bool> Oracle::equivalent(Expr a, Expr b) const {
   if (ca && cb) return egraph_.find(*ca) == egraph_.find(*cb);
   if ((ca || cb) && stats_.saturation.saturated) return false;
   return std::nullopt;
+}
+
+std::optional<int> Oracle::steps_to_output(Expr e) const {
+  if (steps_.empty()) return std::nullopt;
+  auto c = egraph_.lookup(e);
+  if (!c || steps_[*c] == UINT32_MAX) return std::nullopt;
+  return static_cast<int>(steps_[*c]);
 }
 
 std::optional<Expr> Oracle::witness(Expr prefix) const {

@@ -96,6 +96,10 @@ class Oracle {
   // are in one class, false when the e-graph is saturated and holds one of them but not the
   // other in that class, nullopt otherwise. (Structurally equal terms are always equal.)
   std::optional<bool> equivalent(Expr a, Expr b) const;
+  // A lower bound on the ops between `e` and a program output in any uGraph whose output
+  // equals the program's (EGraph::steps_to: each op adds one node or a sum over a mul to the
+  // path): known only when the e-graph is saturated and holds `e` below an output.
+  std::optional<int> steps_to_output(Expr e) const;
   // A term of a program output's class in which `prefix` occurs literally (e-graph modes).
   std::optional<Expr> witness(Expr prefix) const;
 
@@ -108,6 +112,7 @@ class Oracle {
   EGraph egraph_;
   std::vector<ClassId> roots_;
   std::vector<bool> reachable_;
+  std::vector<uint32_t> steps_;  // EGraph::steps_to(roots_), when saturated
   std::unique_ptr<Z3Oracle> z3_;  // created on first use
   mutable std::mutex mu_;
   std::unordered_map<Expr, bool> cache_;

@@ -12,14 +12,20 @@ namespace mugraph::search::enumeration {
 void Worker::start_block(const std::vector<int>& kin, int config, const Rank& rank) {
   // As the last kernel op, the block graph must produce the program's outputs itself.
   const bool last = last_kernel_op();
+  const bool split = splits_root_block();
   std::vector<std::pair<expr::Expr, std::string>> key_in;
   for (int k : kin)
     key_in.push_back({kt_[k].e, kt_[k].type.to_string()});
-  auto key = std::make_pair(key_in, config * 2 + last);
+  auto key = std::make_pair(key_in, (config * 2 + last) * 2 + split);
+  if (counting_) {  // counts the first ops of a root choice's block search (no memo: it
+    std::vector<DoneBlock> none;  // finds nothing)
+    search_blocks(kin, c_.blocks[static_cast<size_t>(config)], last, split, none);
+    return;
+  }
   auto it = memo_.find(key);
   if (it == memo_.end()) {
     std::vector<DoneBlock> done;
-    search_blocks(kin, c_.blocks[static_cast<size_t>(config)], last, done);
+    search_blocks(kin, c_.blocks[static_cast<size_t>(config)], last, split, done);
     it = memo_.emplace(std::move(key), std::move(done)).first;
   }
   for (const DoneBlock& d : it->second) {
@@ -46,11 +52,12 @@ void Worker::start_block(const std::vector<int>& kin, int config, const Rank& ra
 }
 
 void Worker::search_blocks(const std::vector<int>& kin, const BlockConfig& bc, bool last,
-                           std::vector<DoneBlock>& done) {
+                           bool split, std::vector<DoneBlock>& done) {
   BlockFrame f;
   f.cfg = bc;
   f.kin = kin;
   f.last = last;
+  f.split = split;
   f.max_outputs = last ? static_cast<int>(c_.program.outputs.size()) : c_.opt.max_block_outputs;
   for (int k : kin) {
     // A tile that alone overflows shared memory can never be chosen.
@@ -75,7 +82,9 @@ void Worker::search_blocks(const std::vector<int>& kin, const BlockConfig& bc, b
       bits |= map_bits(ch);
     f.can_map.push_back(bits);
     f.choices.push_back(std::move(cs));
-    f.t.push_back({TensorType{}, kt_[k].e, 0, Phase::kInLoop, kt_[k].lab, false, kt_[k].parts});
+    f.t.push_back({TensorType{}, kt_[k].e, 0, Phase::kInLoop, kt_[k].lab, false, 0, kt_[k].parts});
+    if (last)
+      f.t.back().steps = ask_oracle(kt_[k].e).steps;
     f.chosen.push_back(-1);
   }
   // Every grid dim of size > 1 must be able to partition some input.
@@ -229,8 +238,11 @@ template <class Fn> void Worker::with_iterators(const std::vector<int>& in, size
 
 bool Worker::block_can_finish() const {
   const BlockFrame& f = *frame_;
+  const int left = c_.opt.max_block_ops - block_compute_ops();
   int need = 0, open_in = 0, open_post = 0;
   for (size_t i = 0; i < f.t.size(); ++i) {
+    if (f.t[i].uses == 0 && f.t[i].steps > left)
+      return false;  // unused, and too far from the outputs (add_block_tensor)
     if (i < f.kin.size()) {
       need += f.t[i].uses == 0;
       continue;
@@ -248,7 +260,6 @@ bool Worker::block_can_finish() const {
     return false;
   if (!maps_still_possible())
     return false;
-  const int left = c_.opt.max_block_ops - block_compute_ops();
   return need <= left * std::max(c_.max_arity_block - 1, 1);
 }
 
@@ -339,6 +350,8 @@ void Worker::try_accumulators(int i) {
 template <class MakeRec>
 void Worker::add_block_tensor(const Tensor& t, bool check_redundant, ExprEntry* entry,
                               MakeRec&& make_rec) {
+  if (not_my_block_part())
+    return;
   BlockFrame& f = *frame_;
   const int64_t bytes = t.type.bytes();
   if (f.smem + bytes > c_.opt.target.shared_memory_per_block) {
@@ -349,13 +362,22 @@ void Worker::add_block_tensor(const Tensor& t, bool check_redundant, ExprEntry* 
     ++st_.pruned_redundant;
     return;
   }
-  if (!(entry ? oracle_keeps(*entry) : oracle_keeps(t.e)))
+  const OracleAnswer& answer = entry ? ask_oracle(*entry) : ask_oracle(t.e);
+  if (!answer.keep) {
+    ++st_.pruned_oracle;
     return;
+  }
+  // The last block graph must carry every tensor to a program output within the ops left.
+  if (f.last && answer.steps > c_.opt.max_block_ops - block_compute_ops() - 1) {
+    ++st_.pruned_steps;
+    return;
+  }
   f.ops.push_back(make_rec());
   const std::vector<int>& in = f.ops.back().in;
   for (int i : in)
     ++f.t[i].uses;
   f.t.push_back(t);
+  f.t.back().steps = f.last ? answer.steps : 0;
   f.smem += bytes;
   block_step();
   f.smem -= bytes;

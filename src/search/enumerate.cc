@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "expr/abstract.h"
 #include "ir/builder.h"
 #include "search/worker.h"
 
@@ -27,29 +28,57 @@ void Worker::check_stop() {
 bool Worker::not_my_root_choice() {
   if (!kops_.empty())
     return false;
-  return root_counter_++ != task_;
+  if (counting_)
+    root_parts_.push_back(0);
+  return root_counter_++ != task_.root;
+}
+
+bool Worker::not_my_root_choice(const std::vector<int>& in, int config, const Rank& rank) {
+  if (!kops_.empty())
+    return false;
+  part_counter_ = 0;
+  if (counting_) {
+    int parts = 0;
+    if (splits_root_block()) {
+      start_block(in, config, rank);  // counts its first ops (not_my_block_part), runs none
+      parts = std::max(part_counter_, 1);
+    }
+    root_parts_.push_back(parts);
+    ++root_counter_;
+    return true;
+  }
+  return root_counter_++ != task_.root;
+}
+
+bool Worker::not_my_block_part() {
+  return frame_->split && frame_->ops.empty() && part_counter_++ != task_.part;
+}
+
+const Worker::OracleAnswer& Worker::ask_oracle(expr::Expr e) {
+  static const OracleAnswer kKeepAll;
+  if (!c_.opt.prune)
+    return kKeepAll;
+  auto [it, fresh] = answers_.try_emplace(e);
+  if (fresh) {
+    it->second.keep = c_.oracle.may_lead_to(e);
+    if (it->second.keep && c_.bound_steps)
+      it->second.steps = c_.oracle.steps_to_output(e).value_or(0);
+    check_stop();  // a new query may have gone to Z3 (slow): look at the clock
+  }
+  return it->second;
 }
 
 bool Worker::oracle_keeps(expr::Expr e) {
-  if (!c_.opt.prune)
-    return true;
-  auto [it, fresh] = keep_cache_.try_emplace(e, false);
-  if (fresh) {
-    it->second = c_.oracle.may_lead_to(e);
-    check_stop();  // a new query may have gone to Z3 (slow): look at the clock
-  }
-  if (it->second)
+  if (ask_oracle(e).keep)
     return true;
   ++st_.pruned_oracle;
   return false;
 }
 
-bool Worker::oracle_keeps(ExprEntry& entry) {
-  if (entry.keep < 0)
-    return (entry.keep = oracle_keeps(entry.e));
-  if (!entry.keep)
-    ++st_.pruned_oracle;
-  return entry.keep;
+const Worker::OracleAnswer& Worker::ask_oracle(ExprEntry& entry) {
+  if (!entry.answer)
+    entry.answer = &ask_oracle(entry.e);
+  return *entry.answer;
 }
 
 expr::Expr Worker::expression(OpKind op, const ir::OpAttrs& attrs,
@@ -311,7 +340,7 @@ void Worker::graph_defined_ops(int n, int lo) {
       const Rank rank = make_rank(set, kCodeGraphDefined, 0);
       if (kops_.empty() || kops_.back().rank < rank)
         for (size_t b = 0; b < c_.blocks.size(); ++b) {
-          if (not_my_root_choice())
+          if (not_my_root_choice(set, static_cast<int>(b), rank))
             continue;
           start_block(set, static_cast<int>(b), rank);
           if (stopped_)
@@ -428,6 +457,9 @@ Enumerator::Enumerator(const ir::KernelGraph& program, const SearchOptions& opti
     c.max_arity_kernel = std::max(c.max_arity_kernel, options.max_kernel_op_inputs);
   for (OpKind k : c.block_ops)
     c.max_arity_block = std::max(c.max_arity_block, ir::op_info(k).arity);
+  c.bound_steps = options.prune && options.prune_by_steps &&
+                  oracle.steps_to_output(oracle.program().front()).has_value() &&
+                  std::all_of(c.block_ops.begin(), c.block_ops.end(), expr::adds_one_step);
   MG_CHECK(options.max_kernel_op_inputs <= kMaxRankInputs,
            "max_kernel_op_inputs above " << kMaxRankInputs);
 
@@ -482,12 +514,18 @@ Enumerator::Enumerator(const ir::KernelGraph& program, const SearchOptions& opti
 
   Worker counter(c, -1, nullptr);
   counter.run();
-  c.tasks = counter.root_choices();
+  const std::vector<int>& parts = counter.root_parts();
+  for (int r = 0; r < static_cast<int>(parts.size()); ++r) {
+    if (parts[static_cast<size_t>(r)] == 0)
+      c.tasks.push_back({r, -1});
+    for (int p = 0; p < parts[static_cast<size_t>(r)]; ++p)
+      c.tasks.push_back({r, p});
+  }
 }
 
 Enumerator::~Enumerator() = default;
 
-int Enumerator::task_count() const { return cfg_->tasks; }
+int Enumerator::task_count() const { return static_cast<int>(cfg_->tasks.size()); }
 
 Enumerator::TaskOutput
 Enumerator::run_task(int task, const std::function<bool(uint64_t)>& should_stop) const {
@@ -511,7 +549,8 @@ std::string Enumerator::describe() const {
   list(c.kernel_ops);
   os << "}, block ops {";
   list(c.block_ops);
-  os << "}, " << c.blocks.size() << " block configurations (grid x range), " << c.tasks << " tasks";
+  os << "}, " << c.blocks.size() << " block configurations (grid x range), " << c.tasks.size()
+     << " tasks";
   return os.str();
 }
 

@@ -58,6 +58,10 @@ struct SearchOptions {
     o.unsaturated_rounds = 3;
     return o;
   }();
+  // Prune the last block graph's prefixes that leave a tensor farther from the program's
+  // outputs than the block ops left can carry it (expr::Oracle::steps_to_output: a lower bound
+  // from the saturated e-graph, so nothing the search would find is lost). Needs `prune`.
+  bool prune_by_steps = true;
   bool certify = true;             // certify the best candidate (verify::Mode::kCertify)
   int screen_samples = 2;          // output entries sampled per output by each screen test
                                    // (verify::Mode::kScreen; fewer = cheaper, weaker)
@@ -65,6 +69,11 @@ struct SearchOptions {
 
   // --- Execution -------------------------------------------------------------------------
   int threads = 0;                 // 0: all cores
+  // Tasks (the unit of work of a thread, of the checkpoint): each choice of the uGraph's first
+  // kernel op, and with this, when that op is graph-defined and the only one (max_kernel_ops
+  // 1), each choice of its block graph's first op: one large block search is then shared by
+  // the threads. Same candidates either way.
+  bool split_block_tasks = true;
   double time_budget_s = 0;        // 0: none
   uint64_t max_states = 0;         // 0: none; bounds prefixes generated (tests, benchmarks)
   const std::atomic<bool>* cancel = nullptr;  // set by the caller (Ctrl-C) to stop cleanly
@@ -84,6 +93,8 @@ struct SearchStats {
   uint64_t pruned_shape = 0;    // ops whose inputs do not fit the operator
   uint64_t pruned_memory = 0;   // ops that overflow shared memory
   uint64_t pruned_redundant = 0;  // ops recomputing an expression already there
+  uint64_t pruned_steps = 0;    // ops leaving a tensor farther from the program's outputs than
+                                // the block ops left can reach (expr::Oracle::steps_to_output)
   uint64_t completed = 0;       // uGraphs whose outputs match the program's expressions
   uint64_t verified = 0;        // ... and passed the screen test
   uint64_t rejected = 0;        // ... and failed it

@@ -41,6 +41,7 @@ void SearchStats::add(const SearchStats& o) {
   pruned_shape += o.pruned_shape;
   pruned_memory += o.pruned_memory;
   pruned_redundant += o.pruned_redundant;
+  pruned_steps += o.pruned_steps;
   completed += o.completed;
   verified += o.verified;
   rejected += o.rejected;
@@ -54,7 +55,8 @@ std::string SearchStats::to_string() const {
   os << std::fixed << std::setprecision(2);
   os << "prefixes: " << states() << " in finished tasks (" << kernel_states << " kernel, "
      << block_states << " block), ~" << states_all << " in all; pruned by oracle " << pruned_oracle << ", by shape " << pruned_shape
-     << ", by memory " << pruned_memory << ", as redundant " << pruned_redundant << "\n";
+     << ", by memory " << pruned_memory << ", as redundant " << pruned_redundant << ", by steps to the output "
+     << pruned_steps << "\n";
   os << "complete: " << completed << "; screen passed " << verified << ", rejected " << rejected
      << "; duplicates " << duplicates << "; tasks " << tasks_done << "/" << tasks_total << "\n";
   os << "time: total " << total_seconds << " s; oracle " << oracle_seconds << " s, enumerate "
@@ -82,7 +84,7 @@ std::string fingerprint(const ir::KernelGraph& program, const SearchOptions& o) 
      << o.max_graph_defined_ops << "," << o.max_block_outputs << "," << o.max_kernel_op_inputs
      << "," << o.min_blocks << "," << o.max_blocks << "," << o.max_grid_dims << ","
      << o.prune << "," << o.seed << "," << o.target.name << "," << o.max_open_tensors << ","
-     << o.screen_samples << "|";
+     << o.screen_samples << "," << o.prune_by_steps << "," << o.split_block_tasks << "|";
   for (auto k : o.kernel_ops) os << ir::op_name(k) << ",";
   os << "|";
   for (auto k : o.block_ops) os << ir::op_name(k) << ",";
@@ -109,6 +111,7 @@ json stats_json(const SearchStats& s) {
   return {{"kernel_states", s.kernel_states}, {"block_states", s.block_states},
           {"pruned_oracle", s.pruned_oracle}, {"pruned_shape", s.pruned_shape},
           {"pruned_memory", s.pruned_memory}, {"pruned_redundant", s.pruned_redundant},
+          {"pruned_steps", s.pruned_steps},
           {"completed", s.completed},         {"verified", s.verified},
           {"rejected", s.rejected}};
 }
@@ -121,6 +124,7 @@ SearchStats stats_from_json(const json& j) {
   s.pruned_shape = j.at("pruned_shape");
   s.pruned_memory = j.at("pruned_memory");
   s.pruned_redundant = j.at("pruned_redundant");
+  s.pruned_steps = j.at("pruned_steps");
   s.completed = j.at("completed");
   s.verified = j.at("verified");
   s.rejected = j.at("rejected");
@@ -128,7 +132,7 @@ SearchStats stats_from_json(const json& j) {
 }
 
 constexpr const char* kCheckpointFormat = "mugraph.search-checkpoint";
-constexpr int kCheckpointVersion = 1;
+constexpr int kCheckpointVersion = 2;
 
 Status write_checkpoint(const std::string& path, const std::string& fp,
                         const std::vector<TaskResult>& tasks) {

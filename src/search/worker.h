@@ -123,7 +123,19 @@ struct Enumerator::Config {
   std::vector<SumShape> rigid_sums;           // ProgramLabels::rigid_sums
   std::vector<bool> freely_summed;            // ProgramLabels::freely_summed
   int max_arity_kernel = 1, max_arity_block = 1;
-  int tasks = 0;
+  // Whether the last block graph's prefixes are pruned by the ops they still need
+  // (expr::Oracle::steps_to_output): pruning is on, the oracle's e-graph saturated, and every
+  // block op adds one step (expr::adds_one_step).
+  bool bound_steps = false;
+  // The tasks: at the kernel graph's root, each choice of a first op; when that op is
+  // graph-defined and the last (SearchOptions::split_block_tasks), one task per choice of its
+  // block graph's first op (a task's block graphs are those starting with its choice), so
+  // that one large block search is shared by the threads. Per task: the root choice and the
+  // block part (-1: the whole root choice).
+  struct Task {
+    int root = 0, part = -1;
+  };
+  std::vector<Task> tasks;
 
   Config(const ir::KernelGraph& p, const SearchOptions& o, expr::ExprPool& pl, expr::Oracle& orc)
       : program(p), opt(o), pool(pl), oracle(orc) {}
@@ -139,6 +151,7 @@ struct Tensor {
   Phase phase = Phase::kInLoop;
   Labels lab{};
   bool loop_dep = false;  // block level: depends on an input tiled by the for-loop
+  int steps = 0;          // block level: OracleAnswer::steps of `e`
   // Kernel level: per dim, 0, or the number of partial sums concatenated along it (an earlier
   // block graph whose grid split a summed index wrote one part per block; `lab` keeps the
   // index of one part). Block level: the tile is one part of such a dim, read by the loop.
@@ -179,21 +192,26 @@ struct BlockFrame {
   int64_t smem = 0;
   std::array<int, 3> grid_label{kAnyLabel, kAnyLabel, kAnyLabel};  // index each grid dim splits
   int loop_label = kAnyLabel;                                      // index the loop tiles
-  bool last = false;  // the last kernel op: its outputs are the program's
+  bool last = false;   // the last kernel op: its outputs are the program's
+  bool split = false;  // the root choice's block search, split into tasks by its first op
   int max_outputs = 1;
 };
 
 class Worker {
 public:
+  // task -1: counts the tasks (root_parts()) instead of running one.
   Worker(const Enumerator::Config& c, int task, const std::function<bool(uint64_t)>* should_stop)
-      : c_(c), task_(task), should_stop_(should_stop) {
+      : c_(c),
+        task_(task < 0 ? Enumerator::Config::Task{-1, -1} : c.tasks[static_cast<size_t>(task)]),
+        counting_(task < 0), should_stop_(should_stop) {
     for (size_t i = 0; i < c_.program.inputs.size(); ++i)
       kt_.push_back({c_.program.tensor(c_.program.inputs[i]).type, c_.input_exprs[i], 0,
                      Phase::kInLoop, c_.input_labels[i], false});
   }
 
   void run() { kernel_step(); }
-  int root_choices() const { return root_counter_; }
+  // Counting: per root choice, its block parts (0: not split).
+  const std::vector<int>& root_parts() const { return root_parts_; }
   bool stopped() const { return stopped_; }
   SearchStats& stats() { return st_; }
   std::vector<ir::KernelGraph>& complete() { return complete_; }
@@ -205,21 +223,39 @@ private:
   bool poll();
   void check_stop();
 
-  // At the root, each choice of a first op is a task: true if this choice is not ours.
+  // At the root, each choice of a first op is a task (Config::tasks): true if this choice is
+  // not ours. With arguments: a graph-defined op on kernel tensors `in` with block
+  // configuration `config`, whose block search is split into parts (counted when counting).
   bool not_my_root_choice();
+  bool not_my_root_choice(const std::vector<int>& in, int config, const Rank& rank);
+  // Within a split block search: true if this choice of its first op is not our part.
+  bool not_my_block_part();
+  // Whether a graph-defined op placed now has its block search split into tasks: at the root,
+  // when it is the last kernel op (otherwise each part would redo the block searches of the
+  // ops after it, which one task shares between the block graphs it finds: memo_).
+  bool splits_root_block() const {
+    return kops_.empty() && last_kernel_op() && c_.opt.split_block_tasks;
+  }
 
-  // Whether the oracle keeps `e` (always, with pruning off).
-  // The oracle's answer, cached per worker: the oracle and the expression pool are shared by
-  // all threads behind locks; these worker-local caches keep the threads off them.
-  bool oracle_keeps(expr::Expr e);
+  // The oracle's answer for an expression: whether it keeps it (always, with pruning off) and,
+  // when Config::bound_steps, a lower bound on the ops between it and a program output
+  // (expr::Oracle::steps_to_output; 0 otherwise). Cached per worker: the oracle and the
+  // expression pool are shared by all threads behind locks; these worker-local caches keep
+  // the threads off them.
+  struct OracleAnswer {
+    bool keep = true;
+    int steps = 0;
+  };
+  const OracleAnswer& ask_oracle(expr::Expr e);
+  bool oracle_keeps(expr::Expr e);  // ask_oracle(e).keep, counting a prune
 
   // An op's expression and, once asked, the oracle's answer for it: the block level's inner
   // loop then needs one hash lookup per tried op.
   struct ExprEntry {
     expr::Expr e = nullptr;
-    int keep = -1;  // -1: not asked yet
+    const OracleAnswer* answer = nullptr;  // null: not asked yet
   };
-  bool oracle_keeps(ExprEntry& entry);
+  const OracleAnswer& ask_oracle(ExprEntry& entry);
 
   // expr::op_expression through a worker-local cache. The expression depends on the op, the
   // attribute that enters it (sum group), the input expressions and the reduction sizes.
@@ -243,7 +279,7 @@ private:
       return h;
     }
   };
-  std::unordered_map<expr::Expr, bool> keep_cache_;
+  std::unordered_map<expr::Expr, OracleAnswer> answers_;            // node-based: entries stay put
   std::unordered_map<ExprKey, ExprEntry, ExprKeyHash> expr_cache_;  // node-based: entries stay put
 
   // Type and labels of an op's output, or nullopt (counted as a shape prune) when the inputs
@@ -330,7 +366,7 @@ private:
   // task and replayed after every kernel prefix that offers the same inputs.
   void start_block(const std::vector<int>& kin, int config, const Rank& rank);
 
-  void search_blocks(const std::vector<int>& kin, const BlockConfig& bc, bool last,
+  void search_blocks(const std::vector<int>& kin, const BlockConfig& bc, bool last, bool split,
                      std::vector<DoneBlock>& done);
 
   // In the last block graph, a grid dim that splits an index every program output sums over
@@ -396,7 +432,10 @@ private:
                                                           const std::vector<ir::DimMap>& omaps);
 
   const Enumerator::Config& c_;
-  const int task_;
+  const Enumerator::Config::Task task_;
+  const bool counting_;
+  std::vector<int> root_parts_;
+  int part_counter_ = 0;
   const std::function<bool(uint64_t)>* should_stop_;
   SearchStats st_;
   std::vector<ir::KernelGraph> complete_;

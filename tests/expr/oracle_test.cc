@@ -4,6 +4,8 @@
 // e-graph, and the statistics.
 #include <gtest/gtest.h>
 
+#include <climits>
+
 #include "driver/driver.h"
 #include "expr/abstract.h"
 #include "expr/oracle.h"
@@ -169,6 +171,125 @@ TEST(Oracle, Theorem1NoPrefixOfAHandOptimizedExampleIsPruned) {
       EXPECT_EQ(oracle.z3_answer(e, true), Z3Answer::kProved) << optimized << ": " << to_string(e);
     }
     EXPECT_GT(checked, 5u) << optimized;
+  }
+}
+
+// steps_to_output: the fewest ops between a prefix and the output, one op adding one node or
+// a sum over a mul (a matmul); unknown for what is not below the output or when the e-graph is
+// not saturated.
+TEST(Oracle, StepsToOutputCountNodesAndMatmuls) {
+  ExprPool pool;
+  Oracle o(pool, {parse(pool, "sqrt(sum(4, mul(X, W)))")});
+  ASSERT_TRUE(o.stats().saturation.saturated);
+  EXPECT_EQ(o.steps_to_output(parse(pool, "sqrt(sum(4, mul(X, W)))")), 0);
+  EXPECT_EQ(o.steps_to_output(parse(pool, "sum(4, mul(X, W))")), 1);
+  EXPECT_EQ(o.steps_to_output(parse(pool, "mul(X, W)")), 2);  // sum, sqrt
+  EXPECT_EQ(o.steps_to_output(parse(pool, "X")), 2);          // matmul, sqrt
+  EXPECT_EQ(o.steps_to_output(parse(pool, "W")), 2);
+  EXPECT_FALSE(o.steps_to_output(parse(pool, "exp(X)")).has_value());
+  OracleOptions cut;
+  cut.limits.max_nodes = 3;
+  Oracle unsaturated(pool, {parse(pool, "sqrt(sum(4, mul(X, W)))")}, cut);
+  ASSERT_FALSE(unsaturated.stats().saturation.saturated);
+  EXPECT_FALSE(unsaturated.steps_to_output(parse(pool, "X")).has_value());
+  // The search relies on every block op adding at most one such step.
+  for (ir::OpKind op : {ir::OpKind::kMatmul, ir::OpKind::kSquare, ir::OpKind::kSum,
+                        ir::OpKind::kDiv, ir::OpKind::kReciprocal, ir::OpKind::kScale,
+                        ir::OpKind::kSilu, ir::OpKind::kExp})
+    EXPECT_TRUE(adds_one_step(op)) << ir::op_name(op);
+  EXPECT_FALSE(adds_one_step(ir::OpKind::kConcatMatmul));
+}
+
+// Ops on the shortest path from each tensor of `g` to one of its outputs, per kernel tensor
+// and then per block tensor of each op (GraphExprs order): predefined ops, block ops,
+// accumulators and thread-graph ops count one each; iterators and savers none.
+std::vector<int> ops_to_outputs(const ir::KernelGraph& g) {
+  struct Edge {
+    int from, to, cost;
+  };
+  std::vector<Edge> edges;
+  std::vector<int> base;  // per op, its first block tensor; thread tensors after all of them
+  int n = static_cast<int>(g.tensors.size());
+  for (const ir::KernelOp& op : g.ops) {
+    base.push_back(n);
+    if (op.graph_defined) n += static_cast<int>(op.block->tensors.size());
+  }
+  for (size_t k = 0; k < g.ops.size(); ++k) {
+    const ir::KernelOp& op = g.ops[k];
+    if (!op.graph_defined) {
+      for (ir::TensorId i : op.inputs)
+        for (ir::TensorId o : op.outputs) edges.push_back({i, o, 1});
+      continue;
+    }
+    const ir::BlockGraph& bg = *op.block;
+    const int bb = base[k];
+    for (const ir::BlockNode& node : bg.nodes) {
+      switch (node.kind) {
+        case ir::BlockNodeKind::kInputIterator:
+          edges.push_back({op.inputs[static_cast<size_t>(node.input_index)], bb + node.outputs[0], 0});
+          break;
+        case ir::BlockNodeKind::kCompute:
+        case ir::BlockNodeKind::kAccumulator:
+          for (ir::TensorId i : node.inputs) edges.push_back({bb + i, bb + node.outputs[0], 1});
+          break;
+        case ir::BlockNodeKind::kThreadGraph: {
+          const ir::ThreadGraph& tg = *node.thread;
+          const int tbase = n;
+          n += static_cast<int>(tg.tensors.size());
+          for (size_t i = 0; i < tg.inputs.size(); ++i)
+            edges.push_back({bb + node.inputs[i], tbase + tg.inputs[i], 0});
+          for (const auto& tn : tg.nodes)
+            for (ir::TensorId i : tn.inputs) edges.push_back({tbase + i, tbase + tn.output, 1});
+          for (size_t o = 0; o < tg.outputs.size(); ++o)
+            edges.push_back({tbase + tg.outputs[o], bb + node.outputs[o], 0});
+          break;
+        }
+        case ir::BlockNodeKind::kOutputSaver:
+          break;
+      }
+    }
+    for (size_t o = 0; o < bg.savers.size(); ++o)
+      edges.push_back({bb + bg.nodes[static_cast<size_t>(bg.savers[o])].inputs[0], op.outputs[o], 0});
+  }
+  std::vector<int> d(static_cast<size_t>(n), INT_MAX / 2);
+  for (ir::TensorId o : g.outputs) d[static_cast<size_t>(o)] = 0;
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const Edge& e : edges)
+      if (d[static_cast<size_t>(e.to)] + e.cost < d[static_cast<size_t>(e.from)])
+        d[static_cast<size_t>(e.from)] = d[static_cast<size_t>(e.to)] + e.cost, changed = true;
+  }
+  return d;
+}
+
+// The bound is sound on every hand-optimized example: no tensor is more steps from the output
+// than the ops its uGraph actually spends between them (or the search would prune it).
+TEST(Oracle, StepsToOutputNeverExceedTheOpsOfAHandOptimizedExample) {
+  const std::pair<const char*, const char*> pairs[] = {
+      {"rms_norm_matmul", "rms_norm_matmul.fused"}, {"gated_mlp", "gated_mlp.fused"},
+      {"gqa", "gqa.flash_attention"},               {"gqa", "gqa.flash_decoding"},
+      {"gqa", "gqa.split_kv"}};  // (not LoRA's: concat_matmul adds two steps, see adds_one_step)
+  for (const auto& [program, optimized] : pairs) {
+    ExprPool pool;
+    const ir::KernelGraph og = load_example(optimized);
+    const GraphExprs prog = abstract_expressions(load_example(program), pool);
+    const GraphExprs opt = abstract_expressions(og, pool);
+    Oracle oracle(pool, prog.outputs);
+    ASSERT_TRUE(oracle.stats().saturation.saturated) << program;
+    const std::vector<int> ops = ops_to_outputs(og);
+    std::vector<Expr> es(opt.tensors);
+    for (const auto& b : opt.blocks) es.insert(es.end(), b.begin(), b.end());
+    int checked = 0, positive = 0;
+    for (size_t i = 0; i < es.size() && i < ops.size(); ++i) {
+      if (!es[i] || ops[i] >= INT_MAX / 2) continue;  // a block tensor no output depends on
+      const std::optional<int> steps = oracle.steps_to_output(es[i]);
+      ASSERT_TRUE(steps.has_value()) << optimized << ": " << to_string(es[i]);
+      EXPECT_LE(*steps, ops[i]) << optimized << ": " << to_string(es[i]);
+      ++checked;
+      positive += *steps > 0;
+    }
+    EXPECT_GT(checked, 5) << optimized;
+    EXPECT_GT(positive, 2) << optimized;
   }
 }
 

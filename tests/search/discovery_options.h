@@ -20,7 +20,7 @@ inline search::SearchOptions single_kernel(int block_ops) {
 }
 
 // The options of the discovery search for `name` (gated_mlp, attention, lora, rms_norm_matmul,
-// ntrans, gqa_decode).
+// ntrans, gqa_decode, qknorm).
 inline search::SearchOptions discovery_options(const std::string& name) {
   if (name == "gated_mlp") return single_kernel(6);
   if (name == "attention") return single_kernel(8);
@@ -40,6 +40,14 @@ inline search::SearchOptions discovery_options(const std::string& name) {
     o.grid_sizes = {2};
     o.min_blocks = 2;
     o.forloop_ranges = {1};
+    return o;
+  }
+  if (name == "qknorm") {  // both norms and FlashAttention: 17 block ops with the accumulators
+    o = single_kernel(17);
+    o.grid_sizes = {2};
+    o.min_blocks = 2;
+    o.max_grid_dims = 1;
+    o.forloop_ranges = {4};
     return o;
   }
   if (name == "lora") {

@@ -136,6 +136,24 @@ TEST(Discovery, NTransBecomesOneKernel) {
   EXPECT_NE(r->stats.oracle.find("rebuilt"), std::string::npos);
 }
 
+// QKNorm as one kernel: both RMS norms inside the FlashAttention-style kernel (the loop over
+// KV tiles: K split along its token dim 2, V along dim 1), Q's norm over a loop-invariant tile,
+// K's per tile; two accumulators, one division after the loop.
+TEST(Discovery, QkNormBecomesOneKernel) {
+  const SearchOptions o = discovery_options("qknorm");
+  auto r = search_lax(load_data("qknorm"), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const int n = single_kernels_matching(*r, [](const ir::BlockGraph& bg) {
+    const auto ops = block_ops(bg);
+    return bg.forloop == 4 && iterator_of(bg, 0).fmap == ir::kReplica &&
+           iterator_of(bg, 1).fmap == 2 && iterator_of(bg, 2).fmap == 1 &&
+           accumulators(bg, ir::kReplica) == 2 && count(ops, ir::OpKind::kSqrt) == 2 &&
+           count(ops, ir::OpKind::kExp, ir::Phase::kInLoop) == 1 &&
+           count(ops, ir::OpKind::kDiv, ir::Phase::kPostLoop) == 1;
+  });
+  EXPECT_GT(n, 0) << summary_table(*r);
+}
+
 // FlashDecoding style (split-KV) for GQA decode, in two graph-defined kernels: the first splits
 // the KV tokens over a grid dim (K along dim 2, V along dim 1) and saves partial numerators and
 // denominators, one part per block; the second adds the parts up by accumulating its input

@@ -6,6 +6,7 @@
 
 #include "expr/abstract.h"
 #include "search/canonical.h"
+#include "search/discovery_options.h"
 #include "search/enumerate.h"
 #include "search/fuse_threads.h"
 #include "search/lax_partition.h"
@@ -210,6 +211,30 @@ TEST(Search, SameCandidatesWhateverTheThreadCount) {
   EXPECT_EQ(one->stats.states(), two->stats.states());
 }
 
+// Neither the steps bound (SearchOptions::prune_by_steps) nor one task per first block op of a
+// root graph-defined op (split_block_tasks) changes what the search finds.
+TEST(Search, StepsBoundAndSplitTasksKeepTheAnswers) {
+  const ir::KernelGraph p = load_data("rms_norm_matmul");
+  SearchOptions o = testing::discovery_options("rms_norm_matmul");
+  o.forloop_ranges = {1, 4};
+  auto both = search_lax(p, o);
+  o.prune_by_steps = false;
+  auto unbounded = search_lax(p, o);
+  o.prune_by_steps = true;
+  o.split_block_tasks = false;
+  auto unsplit = search_lax(p, o);
+  ASSERT_TRUE(both.ok() && unbounded.ok() && unsplit.ok());
+  EXPECT_FALSE(both->candidates.empty());
+  EXPECT_EQ(hashes(*both), hashes(*unbounded));
+  EXPECT_EQ(both->stats.completed, unbounded->stats.completed);
+  EXPECT_GT(both->stats.pruned_steps, 0u);
+  EXPECT_EQ(unbounded->stats.pruned_steps, 0u);
+  EXPECT_LT(both->stats.block_states, unbounded->stats.block_states);
+  EXPECT_EQ(hashes(*both), hashes(*unsplit));
+  EXPECT_EQ(both->stats.completed, unsplit->stats.completed);
+  EXPECT_GT(both->stats.tasks_total, unsplit->stats.tasks_total);
+}
+
 // Interrupt at random points (a state limit), resume from the checkpoint until done, and
 // compare with an uninterrupted run: same candidates, nothing lost.
 TEST(Search, InterruptAndResumeLosesNothing) {
@@ -221,31 +246,38 @@ TEST(Search, InterruptAndResumeLosesNothing) {
   o.min_blocks = 1;
   o.forloop_ranges = {1, 4};
   o.threads = 2;
-  auto whole = search_lax(p, o);
-  ASSERT_TRUE(whole.ok());
-  ASSERT_EQ(whole->stop_reason, StopReason::kExhausted);
   const std::string ckpt = ::testing::TempDir() + "/mugraph_resume_test.json";
-  const uint64_t total = whole->stats.states();
-  ASSERT_GT(total, 2000u);
-  for (double fraction : {0.13, 0.41, 0.77}) {
-    const auto limit = static_cast<uint64_t>(fraction * static_cast<double>(total));
-    std::remove(ckpt.c_str());
-    SearchOptions oi = o;
-    oi.checkpoint = ckpt;
-    oi.max_states = limit;
-    auto r = search_lax(p, oi);
-    ASSERT_TRUE(r.ok()) << r.status().message();
-    int rounds = 0;
-    while (r->stop_reason != StopReason::kExhausted && rounds++ < 50) {
-      EXPECT_EQ(r->stop_reason, StopReason::kStateLimit);
-      oi.resume = true;
-      r = search_lax(p, oi);
+  // Two kernel ops; one (its block search split into tasks by first block op).
+  for (int kernel_ops : {2, 1}) {
+    o.max_kernel_ops = kernel_ops;
+    auto whole = search_lax(p, o);
+    ASSERT_TRUE(whole.ok());
+    ASSERT_EQ(whole->stop_reason, StopReason::kExhausted);
+    ASSERT_FALSE(whole->candidates.empty());
+    const uint64_t total = whole->stats.states();
+    ASSERT_GT(total, 1000u);
+    for (double fraction : {0.13, 0.41, 0.77}) {
+      const auto limit = static_cast<uint64_t>(fraction * static_cast<double>(total));
+      std::remove(ckpt.c_str());
+      SearchOptions oi = o;
+      oi.checkpoint = ckpt;
+      oi.max_states = limit;
+      auto r = search_lax(p, oi);
       ASSERT_TRUE(r.ok()) << r.status().message();
+      int rounds = 0;
+      while (r->stop_reason != StopReason::kExhausted && rounds++ < 50) {
+        EXPECT_EQ(r->stop_reason, StopReason::kStateLimit);
+        oi.resume = true;
+        r = search_lax(p, oi);
+        ASSERT_TRUE(r.ok()) << r.status().message();
+      }
+      EXPECT_GT(rounds, 0) << "limit " << limit << " did not interrupt";
+      EXPECT_EQ(hashes(*r), hashes(*whole)) << kernel_ops << " kernel ops, limit " << limit;
+      EXPECT_EQ(r->stats.completed, whole->stats.completed);
     }
-    EXPECT_GT(rounds, 0) << "limit " << limit << " did not interrupt";
-    EXPECT_EQ(hashes(*r), hashes(*whole)) << "limit " << limit;
-    EXPECT_EQ(r->stats.completed, whole->stats.completed);
   }
+  o.max_kernel_ops = 2;
+  const uint64_t total = search_lax(p, o)->stats.states();
   // A checkpoint of other options is refused.
   SearchOptions first = o;
   first.checkpoint = ckpt;
