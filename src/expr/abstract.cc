@@ -93,7 +93,9 @@ bool adds_one_step(ir::OpKind op) {
   ir::OpAttrs attrs;
   attrs.group = 4;
   const Expr e = op_expression(pool, op, attrs, in, types);
-  auto leaf = [](Expr x) { return x == nullptr || x->kind == ExprKind::kInput || x->kind == ExprKind::kOne; };
+  auto leaf = [](Expr x) {
+    return x == nullptr || x->kind == ExprKind::kInput || x->kind == ExprKind::kOne;
+  };
   if (leaf(e) || (leaf(e->a) && leaf(e->b))) return true;
   return e->kind == ExprKind::kSum && e->a->kind == ExprKind::kMul && leaf(e->a->a) &&
          leaf(e->a->b);

@@ -54,9 +54,10 @@ std::string SearchStats::to_string() const {
   std::ostringstream os;
   os << std::fixed << std::setprecision(2);
   os << "prefixes: " << states() << " in finished tasks (" << kernel_states << " kernel, "
-     << block_states << " block), ~" << states_all << " in all; pruned by oracle " << pruned_oracle << ", by shape " << pruned_shape
-     << ", by memory " << pruned_memory << ", as redundant " << pruned_redundant << ", by steps to the output "
-     << pruned_steps << "\n";
+     << block_states << " block), ~" << states_all << " in all; pruned by oracle "
+     << pruned_oracle << ", by shape " << pruned_shape << ", by memory " << pruned_memory
+     << ", as redundant " << pruned_redundant << ", by steps to the output " << pruned_steps
+     << "\n";
   os << "complete: " << completed << "; screen passed " << verified << ", rejected " << rejected
      << "; duplicates " << duplicates << "; tasks " << tasks_done << "/" << tasks_total << "\n";
   os << "time: total " << total_seconds << " s; oracle " << oracle_seconds << " s, enumerate "

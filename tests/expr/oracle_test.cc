@@ -226,7 +226,8 @@ std::vector<int> ops_to_outputs(const ir::KernelGraph& g) {
     for (const ir::BlockNode& node : bg.nodes) {
       switch (node.kind) {
         case ir::BlockNodeKind::kInputIterator:
-          edges.push_back({op.inputs[static_cast<size_t>(node.input_index)], bb + node.outputs[0], 0});
+          edges.push_back(
+              {op.inputs[static_cast<size_t>(node.input_index)], bb + node.outputs[0], 0});
           break;
         case ir::BlockNodeKind::kCompute:
         case ir::BlockNodeKind::kAccumulator:
@@ -249,7 +250,8 @@ std::vector<int> ops_to_outputs(const ir::KernelGraph& g) {
       }
     }
     for (size_t o = 0; o < bg.savers.size(); ++o)
-      edges.push_back({bb + bg.nodes[static_cast<size_t>(bg.savers[o])].inputs[0], op.outputs[o], 0});
+      edges.push_back(
+          {bb + bg.nodes[static_cast<size_t>(bg.savers[o])].inputs[0], op.outputs[o], 0});
   }
   std::vector<int> d(static_cast<size_t>(n), INT_MAX / 2);
   for (ir::TensorId o : g.outputs) d[static_cast<size_t>(o)] = 0;
