@@ -91,6 +91,7 @@ TEST(CpuCodegen, EveryLoraCandidate) { check_all_candidates("lora"); }
 TEST(CpuCodegen, EveryRmsNormCandidate) { check_all_candidates("rms_norm_matmul"); }
 TEST(CpuCodegen, EveryNTransCandidate) { check_all_candidates("ntrans"); }
 TEST(CpuCodegen, EveryGqaDecodeCandidate) { check_all_candidates("gqa_decode"); }
+TEST(CpuCodegen, EveryQkNormCandidate) { check_all_candidates("qknorm"); }
 
 TEST(CpuJit, MissingCompilerIsAClearError) {
   runtime::JitOptions o = test_jit();

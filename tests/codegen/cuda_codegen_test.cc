@@ -45,6 +45,7 @@ TEST(CudaCodegen, EveryLoraCandidateCompiles) { compile_candidates("lora"); }
 TEST(CudaCodegen, EveryRmsNormCandidateCompiles) { compile_candidates("rms_norm_matmul"); }
 TEST(CudaCodegen, EveryNTransCandidateCompiles) { compile_candidates("ntrans"); }
 TEST(CudaCodegen, EveryGqaDecodeCandidateCompiles) { compile_candidates("gqa_decode"); }
+TEST(CudaCodegen, EveryQkNormCandidateCompiles) { compile_candidates("qknorm"); }
 
 // ---- golden sources -------------------------------------------------------------------------
 

@@ -68,7 +68,8 @@ TEST(GpuExecution, EveryExampleMatchesTheInterpreter) {
 
 TEST(GpuExecution, EveryDiscoveryCandidateMatchesTheInterpreter) {
   MG_REQUIRE_GPU(dev);
-  for (const std::string p : {"gated_mlp", "attention", "lora", "rms_norm_matmul", "ntrans", "gqa_decode"}) {
+  for (const std::string p :
+       {"gated_mlp", "attention", "lora", "rms_norm_matmul", "ntrans", "gqa_decode", "qknorm"}) {
     SCOPED_TRACE(p);
     check_on_gpu(candidates(p), dev);
   }
