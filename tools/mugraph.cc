@@ -277,6 +277,10 @@ void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
   c->add_flag("--resume", o.search.resume, "continue a stopped search from its checkpoint");
   c->add_option("--screen-samples", o.search.screen_samples, "output entries sampled by each screen test (default 2)");
   c->add_flag("--no-prune", o.no_prune, "do not prune with abstract expressions (Table 5 baseline)");
+  c->add_flag("!--no-steps-bound", o.search.prune_by_steps,
+              "do not prune by the ops a prefix still needs (same candidates, more prefixes)");
+  c->add_flag("!--no-split-tasks", o.search.split_block_tasks,
+              "one task per graph-defined first op, not per first block op (same candidates)");
   c->add_option("--z3-fallback", o.search.oracle.z3_fallback_budget_s,
                  "seconds of Z3 for prefixes an unsaturated e-graph cannot place (default 0: prune them)");
   c->add_option("--unsaturated-rounds", o.search.oracle.unsaturated_rounds,

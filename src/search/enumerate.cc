@@ -103,6 +103,25 @@ Worker::ExprEntry& Worker::expression_entry(OpKind op, const ir::OpAttrs& attrs,
   return it->second;
 }
 
+bool Worker::ranges_like_a_rigid_sum(int red, uint64_t summand) const {
+  // In a block graph, a tile dim the grid or the loop splits down to one element has no
+  // label (index_labels.h): the summand may miss those indices.
+  uint64_t split = 0;
+  if (frame_) {
+    for (int g : frame_->grid_label)
+      if (g >= 0 && g <= kMaxSummandClass)
+        split |= uint64_t{1} << g;
+    if (frame_->loop_label >= 0 && frame_->loop_label <= kMaxSummandClass)
+      split |= uint64_t{1} << frame_->loop_label;
+  }
+  const auto& sums = c_.rigid_sums;
+  for (auto it = std::lower_bound(sums.begin(), sums.end(), SumShape{red, 0});
+       it != sums.end() && it->index == red; ++it)
+    if ((summand & ~it->summand) == 0 && (it->summand & ~summand & ~split) == 0)
+      return true;
+  return false;
+}
+
 std::optional<std::pair<TensorType, Labels>> Worker::output_of(OpKind op, const ir::OpAttrs& attrs,
                                                                const std::vector<TensorType>& types,
                                                                const std::vector<Labels>& labs) {
@@ -132,8 +151,7 @@ std::optional<Labels> Worker::labels_for(OpKind op, const ir::OpAttrs& attrs,
     // A sum the program cannot regroup: the summand ranges over the indices of one of
     // the program's sums over `red` (ProgramLabels::rigid_sums).
     if (ok && red >= 0 && !r->summand_any[k] && !c_.freely_summed[static_cast<size_t>(red)])
-      ok = std::binary_search(c_.rigid_sums.begin(), c_.rigid_sums.end(),
-                              SumShape{red, r->summand[k]});
+      ok = ranges_like_a_rigid_sum(red, r->summand[k]);
     // In the last block graph, a reduction over an index the grid splits stays partial:
     // no later kernel can add up the blocks' parts (split-KV needs a second kernel).
     if (ok && red >= 0 && frame_ && frame_->last)

@@ -290,6 +290,9 @@ private:
 
   // Labels of an op's output, or nullopt (counted as a shape prune) when it pairs different
   // indices or sums over one the program never sums over.
+  // Whether a sum over `red` whose summand ranges over `summand` (class bits) ranges like one
+  // of the program's rigid sums over `red` (ProgramLabels::rigid_sums).
+  bool ranges_like_a_rigid_sum(int red, uint64_t summand) const;
   std::optional<Labels> labels_for(OpKind op, const ir::OpAttrs& attrs,
                                    const std::vector<TensorType>& types,
                                    const std::vector<Labels>& labs, const TensorType& out);

@@ -120,7 +120,9 @@ TEST(Discovery, AttentionBecomesFlashAttention) {
 // nTrans as one kernel: each block holds whole rows (the grid splits the rows, no loop: both
 // RMS norms need a full row before the next step), two sums, the rest fused in registers.
 // Its e-graph does not saturate (distributivity over a 9-term square), so this also covers the
-// oracle's bounded-rounds fallback (expr/oracle.h).
+// oracle's bounded-rounds fallback (expr/oracle.h). One row per block, as at paper shapes: the
+// tiles' row dims have size 1 and no index label, and the sums over them must still count as
+// the program's (whose summands range over rows and hidden dim).
 TEST(Discovery, NTransBecomesOneKernel) {
   const SearchOptions o = discovery_options("ntrans");
   auto r = search_lax(load_data("ntrans"), o);
