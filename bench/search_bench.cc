@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
     header();
     for (Bench b : {Bench{"rms_norm_matmul", 1, 9, 1}, Bench{"gated_mlp", 1, 6, 1},
                     Bench{"gqa", 1, 8, 1}, Bench{"lora", 2, 0, 0}, Bench{"ntrans", 1, 13, 1, 8, false},
-                    Bench{"qknorm_attention", 1, 17, 1}}) {
+                    Bench{"qknorm_attention", 1, 18, 1}}) {
       auto g = driver::load_graph_file(example(b.name));
       if (!g.ok()) return std::fprintf(stderr, "%s\n", g.status().message().c_str()), 1;
       search::SearchOptions o;
