@@ -14,3 +14,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
+# The CUDA toolkit is not a Debian package: it is at /usr/local/cuda on this project's machines
+# (CI included). Without it the CUDA compile tests skip, each saying why.
+if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null; then
+  echo "note: nvcc not found (CUDA toolkit): the CUDA compile tests will skip" >&2
+fi

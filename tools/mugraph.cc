@@ -3,11 +3,15 @@
 // Exit codes: 0 ok, 1 user error (bad file, invalid uGraph), 2 internal error,
 // 3 `compare` found a difference / `verify` rejected the candidate / `search` found nothing,
 // 4 `verify` could not prove equivalence (not Lax, no bound, inconclusive) nor refute it,
-// 5 `search` stopped early (time budget, Ctrl-C) before finding a uGraph.
+// 5 `search` stopped early (time budget, Ctrl-C) before finding a uGraph,
+// 6 `search` found a uGraph that is not VERIFIED (PASSED or UNPROVED): not handed out unless
+//   --accept-unproved.
 #include <CLI/CLI.hpp>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
@@ -22,7 +26,8 @@ namespace {
 
 using namespace mugraph;
 
-constexpr int kUserError = 1, kInternalError = 2, kMismatch = 3, kUnproved = 4;
+constexpr int kUserError = 1, kInternalError = 2, kMismatch = 3, kUnproved = 4,
+              kNotVerified = 6;
 
 struct Options {
   std::string file, file_b, target = "h100", out, precision = "double";
@@ -41,6 +46,7 @@ struct Options {
   std::string out_dir;
   bool quiet = false;
   bool no_prune = false;
+  bool accept_unproved = false;
   int top_n = 8, runs = 10;
 };
 
@@ -128,6 +134,9 @@ int cmd_verify(const Options& o) {
   vo.screen_samples = o.samples;
   auto v = driver::verify_graphs(*a, *b, vo);
   if (!v.ok()) return fail(v.status().with_context(o.file + " vs " + o.file_b + ": "));
+  // Graphs that cannot be compared (other inputs, other output shapes) are a user error.
+  if (v->kind == verify::VerdictKind::kError)
+    return fail(error(o.file, " vs ", o.file_b, ": cannot be compared: ", v->summary));
   std::cout << verify::format_verdict(*v, *a, *b);
   switch (v->kind) {
     case verify::VerdictKind::kVerified: return 0;
@@ -144,8 +153,13 @@ int cmd_verify(const Options& o) {
 int cmd_expr(const Options& o) {
   auto g = load_valid(o.file, o.target);
   if (!g.ok()) return fail(g.status());
-  for (const driver::TensorExpr& t : driver::tensor_expressions(*g))
+  bool abbreviated = false;
+  for (const driver::TensorExpr& t : driver::tensor_expressions(*g)) {
     std::printf("%-12s %s\n", t.tensor.c_str(), t.expr.c_str());
+    abbreviated |= t.abbreviated;
+  }
+  if (abbreviated)
+    std::printf("(large terms abbreviated: @T stands for tensor T's term above)\n");
   if (o.prefixes.empty()) return 0;
   auto r = driver::ask_oracle(*g, o.prefixes, o.z3 ? expr::OracleMode::kZ3 : expr::OracleMode::kEGraph);
   if (!r.ok()) return fail(r.status());
@@ -167,9 +181,11 @@ search::SearchOptions search_options(const Options& o, const target::Target& t) 
   return so;
 }
 
-// Exit: 0 a verified uGraph was found (also when the search stopped early: the summary says
-// so), 3 the search ran to its end and found none, 5 it stopped early (time budget, state
-// limit, Ctrl-C) before finding one (resume from the checkpoint), 1 bad input.
+// Exit: 0 a VERIFIED uGraph was found and handed out (best.mu; also when the search stopped
+// early: the summary says so), or an unproven one with --accept-unproved; 6 the best uGraph is
+// PASSED or UNPROVED and was not handed out; 3 none was found, or certify rejected every one
+// tried; 5 the search stopped early (time budget, state limit, Ctrl-C) before finding one
+// (resume from the checkpoint); 1 bad input.
 int cmd_search(Options& o) {
   auto g = load_valid(o.file, o.target);
   if (!g.ok()) return fail(g.status());
@@ -181,23 +197,32 @@ int cmd_search(Options& o) {
   auto r = driver::superoptimize(*g, so);
   std::signal(SIGINT, SIG_DFL);
   if (!r.ok()) return fail(r.status());
+  const bool hand_out = driver::hand_out_best(*r, o.accept_unproved);
   std::string summary;
   if (!o.out_dir.empty()) {
-    auto w = driver::write_search_results(*r, *g, o.out_dir);
+    auto w = driver::write_search_results(*r, *g, o.out_dir, o.accept_unproved);
     if (!w.ok()) return fail(w.status());
     summary = *w;
   } else {
     summary = driver::search_summary(*r, *g);
+    if (const std::string loud = driver::not_verified_line(*r, o.accept_unproved); !loud.empty())
+      summary += loud + "\n";
   }
   std::cout << summary;
-  if (r->best && o.out_dir.empty()) std::cout << "\n" << ir::print_graph(*r->best);
+  if (hand_out && o.out_dir.empty())
+    std::cout << "\n"
+              << driver::text_with_verdict(*r->best,
+                                           std::string(verify::verdict_name(r->certified.kind)) +
+                                               " (certify): " + r->certified.summary);
   if (r->stop_reason != search::StopReason::kExhausted) {
     std::cerr << "search stopped early (" << search::stop_reason_name(r->stop_reason) << ")";
     if (!so.checkpoint.empty()) std::cerr << "; continue with --resume --checkpoint " << so.checkpoint;
     std::cerr << "\n";
     if (!r->best) return 5;
   }
-  return r->best ? 0 : kMismatch;
+  if (!r->best) return kMismatch;
+  if (hand_out) return 0;
+  return r->certify_ran && !verify::accepted(r->certified.kind) ? kMismatch : kNotVerified;
 }
 
 // Exit: 0 the report was written (the program itself may be the answer: the report says so),
@@ -213,6 +238,7 @@ int cmd_optimize(Options& o) {
   oo.runs = o.runs;
   oo.seed = o.seed + 1;
   oo.certify.seed = o.seed;
+  oo.accept_unproved = o.accept_unproved;
   std::signal(SIGINT, on_sigint);
   auto r = driver::optimize(*g, oo);
   std::signal(SIGINT, SIG_DFL);
@@ -227,6 +253,23 @@ int cmd_optimize(Options& o) {
   return 0;
 }
 
+// Writes `text` to the file `path`, or to stdout when `path` is empty. A failed write is an
+// error (exit 1), also when it shows only as the stream is flushed and closed (a full disk,
+// /dev/full: small outputs sit in the buffer until then).
+Status write_output(const std::string& path, const std::string& text) {
+  if (path.empty()) {
+    std::cout << text << std::flush;
+    if (!std::cout) return error("standard output: cannot write");
+    return ok_status();
+  }
+  std::ofstream f(path);
+  if (!f) return error(path, ": cannot write: ", std::strerror(errno));
+  f << text;
+  f.close();
+  if (!f) return error(path, ": cannot write: ", std::strerror(errno));
+  return ok_status();
+}
+
 int cmd_codegen(const Options& o) {
   auto t = target::find_target(o.target);
   if (!t.ok()) return fail(t.status());
@@ -235,25 +278,14 @@ int cmd_codegen(const Options& o) {
   auto m = t->kind == target::Kind::kCpu ? codegen::cpu::generate_cpu({{"graph", &*g}})
                                          : driver::generate_cuda({{"graph", &*g}}, *t);
   if (!m.ok()) return fail(m.status());
-  if (o.out.empty()) {
-    std::cout << m->source;
-    return 0;
-  }
-  std::ofstream f(o.out);
-  if (!(f << m->source)) return fail(error(o.out, ": cannot write"));
+  if (Status s = write_output(o.out, m->source); !s.ok()) return fail(s);
   return 0;
 }
 
 int cmd_dot(const Options& o) {
   auto g = load_valid(o.file, o.target);
   if (!g.ok()) return fail(g.status());
-  const std::string dot = ir::to_dot(*g);
-  if (o.out.empty()) {
-    std::cout << dot;
-    return 0;
-  }
-  std::ofstream f(o.out);
-  if (!(f << dot)) return fail(error(o.out, ": cannot write"));
+  if (Status s = write_output(o.out, ir::to_dot(*g)); !s.ok()) return fail(s);
   return 0;
 }
 
@@ -285,6 +317,8 @@ void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
                  "seconds of Z3 for prefixes an unsaturated e-graph cannot place (default 0: prune them)");
   c->add_option("--unsaturated-rounds", o.search.oracle.unsaturated_rounds,
                  "rewrite rounds of the e-graph used when saturation stops on a limit (default 3)");
+  c->add_flag("--accept-unproved", o.accept_unproved,
+              "hand out a best uGraph that certify accepts without proof (PASSED, UNPROVED)");
   c->add_flag("--quiet", o.quiet, "no progress lines on stderr");
   c->add_option("--seed", o.seed, "verifier seed (default 0)");
   c->add_option("--target", o.target, targets);
@@ -295,8 +329,9 @@ void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
 int main(int argc, char** argv) {
   CLI::App app{"mugraph: a multi-level superoptimizer for tensor programs.\n"
                "Exit codes: 0 ok, 1 user error, 2 internal error, 3 compare found a difference,\n"
-               "verify rejected the candidate or search found nothing, 4 verify could neither\n"
-               "prove nor refute, 5 search stopped early before finding a uGraph."};
+               "verify rejected the candidate, or search found no uGraph that certify accepts,\n"
+               "4 verify could neither prove nor refute, 5 search stopped early before finding\n"
+               "a uGraph, 6 search found a uGraph that is not VERIFIED (--accept-unproved)."};
   app.require_subcommand(1);
   Options o;
   const std::string targets = "target whose limits validate the graph: a100, h100, h200, cpu";

@@ -13,6 +13,15 @@ import time
 import torch
 
 
+def blas():
+    """The BLAS this torch build uses (from its build configuration), e.g. 'open' or 'mkl'."""
+    for line in torch.__config__.show().splitlines():
+        line = line.strip()
+        if line.startswith("- BLAS_INFO=") or "BLAS_INFO=" in line:
+            return line.split("BLAS_INFO=")[1].split(",")[0].strip()
+    return "unknown"
+
+
 def rms(x, dim):
     return x / torch.sqrt(torch.mean(x * x, dim=dim, keepdim=True))
 
@@ -55,7 +64,8 @@ def main():
     shapes, fn = BENCH[name]
     gen = torch.Generator().manual_seed(0)
     base = [torch.rand(s, generator=gen) * 2 - 1 for s in shapes]
-    out = {"name": name, "threads": torch.get_num_threads(), "torch": torch.__version__}
+    out = {"name": name, "threads": torch.get_num_threads(), "torch": torch.__version__,
+           "blas": blas()}
     for dt, key in ((torch.float16, "f16_s"), (torch.float32, "f32_s")):
         try:
             out[key] = median_time(fn, [b.to(dt) for b in base], runs)

@@ -7,6 +7,9 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <unordered_map>
+
+#include <nlohmann/json.hpp>
 
 #include "ir/json.h"
 #include "ir/text.h"
@@ -18,14 +21,27 @@
 namespace mugraph::driver {
 
 Result<ir::KernelGraph> load_graph_file(const std::string& path) {
+  // A directory opens as a stream on Linux and reads as nothing: say what it is instead of
+  // parsing an empty program ("kernel graph has no inputs").
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    return error(path, ": is a directory, not a uGraph file");
   std::ifstream in(path);
   if (!in) return error(path, ": cannot open file");
   std::stringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) return error(path, ": cannot read file");
   const std::string text = ss.str();
   const size_t first = text.find_first_not_of(" \t\r\n");
-  auto g = first != std::string::npos && text[first] == '{' ? ir::from_json(text)
-                                                              : ir::parse_graph(text);
+  if (first == std::string::npos)
+    return error(path, text.empty() ? ": is empty" : ": holds only white space",
+                 ", not a uGraph file");
+  if (text[first] == '{') {
+    auto g = ir::from_json(text);
+    if (!g.ok()) return Status::error(path + ": " + g.status().message());
+    return g;
+  }
+  auto g = ir::parse_graph(text);
   if (!g.ok()) return Status::error(path + ":" + g.status().message());
   return g;
 }
@@ -140,11 +156,25 @@ Result<verify::Verdict> verify_graphs(const ir::KernelGraph& ref, const ir::Kern
 }
 
 std::vector<TensorExpr> tensor_expressions(const ir::KernelGraph& g) {
+  // Terms up to this many nodes as a tree print in full: a few hundred characters at most;
+  // every example program's terms are far smaller (the largest, nTrans', ~230 characters).
+  constexpr uint32_t kFullTreeNodes = 256;
+  // Longer terms are cut after this many characters, so the output stays linear in the
+  // program whatever its sharing (x_{i+1} = mul(x_i, x_i) has a tree of 2^(i+1) - 1 nodes).
+  constexpr size_t kMaxChars = 2000;
   expr::ExprPool pool;
   const expr::GraphExprs ex = expr::abstract_expressions(g, pool);
+  std::unordered_map<expr::Expr, std::string> named;  // earlier tensors' compound terms
   std::vector<TensorExpr> out;
-  for (size_t t = 0; t < g.tensors.size(); ++t)
-    if (ex.tensors[t]) out.push_back({g.tensors[t].name, expr::to_string(ex.tensors[t])});
+  for (size_t t = 0; t < g.tensors.size(); ++t) {
+    const expr::Expr e = ex.tensors[t];
+    if (!e) continue;
+    if (e->size <= kFullTreeNodes)
+      out.push_back({g.tensors[t].name, expr::to_string(e)});
+    else
+      out.push_back({g.tensors[t].name, expr::to_string_abbreviated(e, named, kMaxChars), true});
+    if (e->arity() > 0) named.emplace(e, g.tensors[t].name);
+  }
   return out;
 }
 
@@ -173,15 +203,41 @@ Result<search::SuperoptimizeResult> superoptimize(const ir::KernelGraph& program
   return search::superoptimize(program, options);
 }
 
+bool hand_out_best(const search::SuperoptimizeResult& r, bool accept_unproved) {
+  if (!r.best) return false;
+  if (r.verified()) return true;
+  return accept_unproved && r.certify_ran && verify::accepted(r.certified.kind);
+}
+
+std::string not_verified_line(const search::SuperoptimizeResult& r, bool accept_unproved) {
+  if (!r.best || r.verified()) return "";
+  if (!r.certify_ran) return "";  // certify is the caller's (optimize certifies its variants)
+  const std::string kind(verify::verdict_name(r.certified.kind));
+  if (!verify::accepted(r.certified.kind))
+    return "NOT VERIFIED: certify rejected the best uGraph (" + kind + "); nothing handed out";
+  return "NOT VERIFIED: the best uGraph is " + kind + " (" + r.certified.summary + "); " +
+         (accept_unproved ? "handed out anyway (--accept-unproved)"
+                          : "not handed out: rerun with --accept-unproved to take it");
+}
+
+std::string text_with_verdict(const ir::KernelGraph& g, const std::string& verdict) {
+  std::string one_line = verdict;
+  for (char& c : one_line)
+    if (c == '\n' || c == '\r') c = ' ';
+  return "# verdict: " + one_line + "\n" + ir::print_graph(g);
+}
+
 std::string search_summary(const search::SuperoptimizeResult& r, const ir::KernelGraph& program) {
   std::ostringstream os;
   os << "Lax parts: " << r.partition.parts.size() << ", non-Lax ops kept: "
      << r.partition.kept_ops.size() << "; " << r.seconds << " s\n";
   for (size_t k = 0; k < r.parts.size(); ++k) {
     os << "\n== part " << k << " (" << r.partition.parts[k].program.ops.size() << " ops): "
-       << r.parts[k].candidates.size() << " verified candidates\n"
+       << r.parts[k].candidates.size() << " candidates passed the screen\n"
        << search::summary_table(r.parts[k]);
   }
+  for (const std::string& why : r.certify_rejected)
+    os << "certify rejected " << why << "; the next candidate was tried\n";
   if (r.certify_ran)
     os << "\n== best: " << verify::verdict_name(r.certified.kind) << " - "
        << r.certified.summary << "\n";
@@ -192,15 +248,23 @@ std::string search_summary(const search::SuperoptimizeResult& r, const ir::Kerne
 }
 
 Result<std::string> write_search_results(const search::SuperoptimizeResult& r,
-                                         const ir::KernelGraph& program, const std::string& dir) {
+                                         const ir::KernelGraph& program, const std::string& dir,
+                                         bool accept_unproved) {
   namespace fs = std::filesystem;
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return error("cannot create directory '", dir, "': ", ec.message());
   auto write = [&](const fs::path& p, const std::string& text) -> Status {
     std::ofstream f(p);
-    if (!(f << text)) return error("cannot write '", p.string(), "'");
+    f << text;
+    f.close();
+    if (!f) return error("cannot write '", p.string(), "'");
     return ok_status();
+  };
+  auto json_with = [](const ir::KernelGraph& g, const std::string& verdict) {
+    nlohmann::json j = nlohmann::json::parse(ir::to_json(g));
+    j["verdict"] = verdict;
+    return j.dump(1) + "\n";
   };
   for (size_t k = 0; k < r.parts.size(); ++k) {
     const fs::path part = fs::path(dir) / ("part" + std::to_string(k));
@@ -209,15 +273,24 @@ Result<std::string> write_search_results(const search::SuperoptimizeResult& r,
     const auto& cands = r.parts[k].candidates;
     for (size_t i = 0; i < cands.size(); ++i) {
       const std::string stem = "cand" + std::to_string(i + 1);
-      MG_RETURN_IF_ERROR(write(part / (stem + ".mu"), ir::print_graph(cands[i].graph)));
-      MG_RETURN_IF_ERROR(write(part / (stem + ".json"), ir::to_json(cands[i].graph) + "\n"));
+      MG_RETURN_IF_ERROR(write(part / (stem + ".mu"),
+                               text_with_verdict(cands[i].graph, cands[i].verdict_text)));
+      MG_RETURN_IF_ERROR(
+          write(part / (stem + ".json"), json_with(cands[i].graph, cands[i].verdict_text)));
     }
   }
-  if (r.best) {
-    MG_RETURN_IF_ERROR(write(fs::path(dir) / "best.mu", ir::print_graph(*r.best)));
-    MG_RETURN_IF_ERROR(write(fs::path(dir) / "best.json", ir::to_json(*r.best) + "\n"));
+  // A best.mu of an earlier run in the same directory must not outlive this one's verdict.
+  fs::remove(fs::path(dir) / "best.mu", ec);
+  fs::remove(fs::path(dir) / "best.json", ec);
+  if (hand_out_best(r, accept_unproved)) {
+    const std::string verdict = std::string(verify::verdict_name(r.certified.kind)) +
+                                " (certify): " + r.certified.summary;
+    MG_RETURN_IF_ERROR(write(fs::path(dir) / "best.mu", text_with_verdict(*r.best, verdict)));
+    MG_RETURN_IF_ERROR(write(fs::path(dir) / "best.json", json_with(*r.best, verdict)));
   }
-  const std::string summary = search_summary(r, program);
+  std::string summary = search_summary(r, program);
+  if (const std::string loud = not_verified_line(r, accept_unproved); !loud.empty())
+    summary += loud + "\n";
   MG_RETURN_IF_ERROR(write(fs::path(dir) / "summary.txt", summary));
   return summary;
 }

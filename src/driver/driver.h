@@ -66,9 +66,13 @@ Result<verify::Verdict> verify_graphs(const ir::KernelGraph& ref, const ir::Kern
                                       const verify::VerifyOptions& o);
 
 // The abstract expression (expr/abstract.h) of every kernel tensor of `g`, in tensor order.
+// A term with a large tree (shared subterms make it exponential in the program's length) is
+// printed with `@name` for a subterm that is an earlier tensor's term, and cut at a few
+// thousand characters (expr::to_string_abbreviated); `abbreviated` says it was.
 struct TensorExpr {
   std::string tensor;
   std::string expr;
+  bool abbreviated = false;
 };
 std::vector<TensorExpr> tensor_expressions(const ir::KernelGraph& g);
 
@@ -90,12 +94,25 @@ Result<OracleReport> ask_oracle(const ir::KernelGraph& program,
 Result<search::SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
                                                   const search::SearchOptions& options);
 
+// Whether a search's best uGraph may be handed out: VERIFIED always; PASSED or UNPROVED (the
+// float check passed, no proof) only with the user's opt-in (--accept-unproved); a rejected
+// one never.
+bool hand_out_best(const search::SuperoptimizeResult& r, bool accept_unproved);
+
+// The loud line of a search whose best uGraph is not VERIFIED (empty when it is).
+std::string not_verified_line(const search::SuperoptimizeResult& r, bool accept_unproved);
+
 // Writes a search's results under `dir` (created if needed): per Lax part k and candidate i,
-// part<k>/cand<i>.mu and .json (best first); best.mu / best.json (the stitched answer, when
-// there is one); summary.txt (the summary table of every part and the certify verdict).
-// Returns the summary text.
+// part<k>/cand<i>.mu and .json (best first), each with its verdict in its header (a "# verdict:"
+// comment; a "verdict" key in JSON); best.mu / best.json (the stitched answer, with the certify
+// verdict in its header) only when hand_out_best says so; summary.txt (the summary table of
+// every part and the certify verdict). Returns the summary text.
 Result<std::string> write_search_results(const search::SuperoptimizeResult& r,
-                                         const ir::KernelGraph& program, const std::string& dir);
+                                         const ir::KernelGraph& program, const std::string& dir,
+                                         bool accept_unproved = false);
+
+// A uGraph's text with a "# verdict: ..." header line (what every written candidate carries).
+std::string text_with_verdict(const ir::KernelGraph& g, const std::string& verdict);
 
 // The summary text alone (what write_search_results puts in summary.txt).
 std::string search_summary(const search::SuperoptimizeResult& r, const ir::KernelGraph& program);

@@ -51,6 +51,7 @@ std::vector<Variant> make_variants(const ir::KernelGraph& program,
       std::vector<ir::KernelGraph> chosen = base;
       chosen[k] = s.parts[k].candidates[i].graph;
       out.push_back(make_variant(label(k, i), search::stitch(program, p, chosen), t));
+      out.back().verdict = s.parts[k].candidates[i].verdict_text;
     }
   std::stable_sort(out.begin(), out.end(), [](const Variant& a, const Variant& b) {
     return a.cost.total_s < b.cost.total_s;
@@ -175,6 +176,55 @@ Status measure_gpu(OptimizeReport& r, const OptimizeOptions& o,
   return measure(r, be);
 }
 
+// Steps 4 and 5: the variants faster than the program, fastest first, certified until one may
+// be handed out.
+void choose_and_certify(const ir::KernelGraph& program, const OptimizeOptions& o,
+                        OptimizeReport& r) {
+  std::vector<size_t> order;
+  for (size_t i = 0; i < r.ranked.size(); ++i) {
+    const Variant& v = r.ranked[i];
+    if (r.measured ? v.measured && v.seconds < r.program.seconds
+                   : v.cost.total_s < r.program.cost.total_s)
+      order.push_back(i);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return r.measured ? r.ranked[a].seconds < r.ranked[b].seconds
+                      : r.ranked[a].cost.total_s < r.ranked[b].cost.total_s;
+  });
+  if (order.empty()) r.notes.push_back("no variant beats the program as written; it is kept");
+  verify::VerifyOptions vo = o.certify;
+  vo.mode = verify::Mode::kCertify;
+  int tries = 0;
+  for (size_t i : order) {
+    if (tries++ >= o.certify_tries) {
+      r.notes.push_back("certified " + std::to_string(o.certify_tries) +
+                        " variants (certify_tries); slower ones were not tried");
+      break;
+    }
+    Variant& v = r.ranked[i];
+    const verify::Verdict c = verify::check(program, v.graph, vo);
+    v.verdict = std::string(verify::verdict_name(c.kind)) + " (certify): " + c.summary;
+    const bool take = c.kind == verify::VerdictKind::kVerified ||
+                      (o.accept_unproved && verify::accepted(c.kind));
+    if (take) {
+      r.best = static_cast<int>(i);
+      r.certified = c;
+      r.certify_ran = true;
+      break;
+    }
+    const std::string kind(verify::verdict_name(c.kind));
+    if (verify::accepted(c.kind)) {
+      if (r.not_verified.empty())
+        r.not_verified = "NOT VERIFIED: the faster variant " + v.label + " is " + kind + " (" +
+                         c.summary + "); not handed out: rerun with --accept-unproved to take it";
+    } else {
+      r.notes.push_back(v.label + " rejected by certify (" + kind + "): " + c.summary);
+    }
+  }
+  if (r.best < 0 && !order.empty())
+    r.notes.push_back("no faster variant could be handed out; the program as written is kept");
+}
+
 }  // namespace
 
 Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOptions& o) {
@@ -196,29 +246,7 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
     r.notes.push_back("target " + r.target.name + ": " + dev.status().message() +
                       "; variants are ranked by the cost model only, nothing was measured");
   }
-  if (r.measured) {
-    for (size_t i = 0; i < r.ranked.size(); ++i) {
-      const Variant& v = r.ranked[i];
-      if (v.measured && v.seconds < r.chosen().seconds) r.best = static_cast<int>(i);
-    }
-  } else if (!r.ranked.empty() && r.ranked[0].cost.total_s < r.program.cost.total_s) {
-    r.best = 0;
-  }
-  if (r.best >= 0) {
-    verify::VerifyOptions vo = o.certify;
-    vo.mode = verify::Mode::kCertify;
-    r.certified = verify::check(program, r.chosen().graph, vo);
-    r.certify_ran = true;
-    const verify::VerdictKind k = r.certified.kind;
-    // Refuted, numerically unstable or broken: never hand such a graph out. "Passed without a
-    // bound" (not Lax, sqrt identities) is reported as it is, in the verdict text.
-    if (k == verify::VerdictKind::kNotEquivalent || k == verify::VerdictKind::kUnstable ||
-        k == verify::VerdictKind::kError)
-      return error("the chosen variant ", r.chosen().label, " failed certification: ",
-                   r.certified.summary);
-  } else {
-    r.notes.push_back("no variant beats the program as written; it is kept");
-  }
+  choose_and_certify(program, o, r);
   const codegen::NamedGraph ng{"best", &r.chosen().graph};
   if (r.target.kind == target::Kind::kCpu) {
     MG_ASSIGN_OR_RETURN(codegen::Module m, codegen::cpu::generate_cpu({ng}));
@@ -244,7 +272,7 @@ std::string format_report(const OptimizeReport& r, const ir::KernelGraph& progra
   os << "== mugraph optimize, target " << r.target.name << " (" << r.target.sm_count
      << (r.target.kind == target::Kind::kCpu ? " cores" : " SMs") << ")\n"
      << "search: " << search::stop_reason_name(r.search.stop_reason) << ", " << cands
-     << " verified candidates in " << r.search.parts.size() << " Lax part(s), " << std::fixed
+     << " candidates passed the screen in " << r.search.parts.size() << " Lax part(s), " << std::fixed
      << std::setprecision(1) << r.search.seconds << " s\n";
   os << "\n variant        kernels  model-us  measured-us  vs-program  max-rel-err\n";
   auto row = [&](const Variant& v, bool chosen) {
@@ -271,7 +299,13 @@ std::string format_report(const OptimizeReport& r, const ir::KernelGraph& progra
                      << "x the program as written";
   os << "\n";
   if (r.certify_ran) os << "certify: " << verify::format_verdict(r.certified, program, c.graph);
+  if (r.best < 0) os << "verdict: the program itself (nothing to prove)\n";
   for (const std::string& n : r.notes) os << "note: " << n << "\n";
+  if (!r.not_verified.empty() && !(r.certify_ran && r.certified.kind != verify::VerdictKind::kVerified))
+    os << r.not_verified << "\n";
+  if (r.certify_ran && r.certified.kind != verify::VerdictKind::kVerified)
+    os << "NOT VERIFIED: the chosen variant " << c.label << " is "
+       << verify::verdict_name(r.certified.kind) << ", handed out because of --accept-unproved\n";
   return os.str();
 }
 
@@ -285,7 +319,11 @@ Status write_optimize_results(const OptimizeReport& r, const ir::KernelGraph& pr
     if (!(f << text)) return error("cannot write '", (fs::path(dir) / name).string(), "'");
     return {};
   };
-  MG_RETURN_IF_ERROR(write("best.mu", ir::print_graph(r.chosen().graph)));
+  const std::string verdict =
+      r.best < 0 ? "the program itself (nothing to prove)"
+                 : std::string(verify::verdict_name(r.certified.kind)) + " (certify): " +
+                       r.certified.summary;
+  MG_RETURN_IF_ERROR(write("best.mu", text_with_verdict(r.chosen().graph, verdict)));
   MG_RETURN_IF_ERROR(write("best.json", ir::to_json(r.chosen().graph) + "\n"));
   if (!r.best_source.empty())
     MG_RETURN_IF_ERROR(write(r.target.kind == target::Kind::kCpu ? "best_cpu.cc" : "best.cu",
@@ -308,9 +346,11 @@ Status write_optimize_results(const OptimizeReport& r, const ir::KernelGraph& pr
   for (const Variant& v : r.ranked)
     j["variants"].push_back({{"label", v.label}, {"kernels", v.graph.ops.size()},
                              {"model_s", v.cost.total_s}, {"measured_s", v.seconds},
-                             {"measured", v.measured}, {"max_rel", v.max_rel}});
+                             {"measured", v.measured}, {"max_rel", v.max_rel},
+                             {"verdict", v.verdict}});
   j["spearman"] = r.spearman;
   j["certified"] = r.certify_ran ? std::string(verify::verdict_name(r.certified.kind)) : "";
+  j["not_verified"] = r.not_verified;
   MG_RETURN_IF_ERROR(write("report.json", j.dump(2) + "\n"));
   return write_search_results(r.search, program, (fs::path(dir) / "search").string()).status();
 }

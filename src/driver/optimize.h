@@ -10,9 +10,12 @@
 //                          run on the same seeded inputs, checked against the program's run
 //                          (which is checked against the float64 interpreter), timed (median;
 //                          on a GPU with CUDA events, launched as a CUDA graph)
-//   4. choose              the fastest measured variant (the model's first where nothing can be
-//                          measured); the program itself is kept when no variant beats it
-//   5. certify             the chosen variant against the program (verifier, certify mode)
+//   4+5. choose, certify   the variants faster than the program (measured; by the model where
+//                          nothing can be measured), fastest first, are certified against the
+//                          program until one is VERIFIED (at most certify_tries); an unproven
+//                          one (PASSED, UNPROVED) is taken only with accept_unproved, a
+//                          rejected one never; the program itself is kept when none qualifies
+//                          (the report says loudly which faster variant was not proven)
 //   6. generate            the chosen variant's source: C++ (cpu) or CUDA (GPU targets; compiled
 //                          with nvcc even when no GPU is present, so what is handed out builds)
 // GPU target without a GPU: step 3 is skipped (the model alone ranks) and the report says so.
@@ -36,6 +39,8 @@ struct OptimizeOptions {
   runtime::CudaJitOptions cuda_jit = default_cuda_jit_options();
   bool cuda_graphs = true;       // GPU timing: launch each variant as a CUDA graph
   verify::VerifyOptions certify;  // mode certify
+  int certify_tries = 3;          // variants certified at most, fastest first
+  bool accept_unproved = false;   // may hand out a PASSED/UNPROVED variant (--accept-unproved)
 };
 
 struct Variant {
@@ -45,6 +50,7 @@ struct Variant {
   bool measured = false;
   double seconds = 0;   // measured median
   double max_rel = 0;   // against the program's run
+  std::string verdict;  // the screen verdict of its candidate(s), or certify's once certified
 };
 
 struct OptimizeReport {
@@ -56,8 +62,9 @@ struct OptimizeReport {
   bool measured = false;         // whether step 3 ran
   double program_max_rel = 0;    // program's measured run against the float64 interpreter
   double spearman = 0;           // model vs measured over `ranked`
-  verify::Verdict certified;
+  verify::Verdict certified;      // of the chosen variant (when one was chosen)
   bool certify_ran = false;
+  std::string not_verified;       // the loud line: a faster variant was not handed out, and why
   std::string best_source;       // generated source of the chosen graph (C++ or CUDA)
   std::vector<std::string> notes;
   std::string device;            // what measured: "cpu" or the GPU's name; empty if nothing

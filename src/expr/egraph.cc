@@ -1,5 +1,6 @@
 #include "expr/egraph.h"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <functional>
@@ -49,11 +50,20 @@ ClassId EGraph::add(const ENode& node) {
 }
 
 ClassId EGraph::add_expr(Expr e) {
+  ExprMemo done;
+  return add_expr(e, done);
+}
+
+ClassId EGraph::add_expr(Expr e, ExprMemo& done) {
+  // No merge happens while adding, so a class found for a subterm stays canonical.
+  if (auto it = done.find(e); it != done.end()) return it->second;
   ENode n{e->kind, e->k, 0, kNoClass, kNoClass};
   if (e->kind == ExprKind::kInput) n.name = intern_name(e->name);
-  if (e->a) n.a = add_expr(e->a);
-  if (e->b) n.b = add_expr(e->b);
-  return add(n);
+  if (e->a) n.a = add_expr(e->a, done);
+  if (e->b) n.b = add_expr(e->b, done);
+  const ClassId c = add(n);
+  done.emplace(e, c);
+  return c;
 }
 
 bool EGraph::merge(ClassId x, ClassId y) {
@@ -112,26 +122,46 @@ std::vector<ClassId> EGraph::classes() const {
   return out;
 }
 
+// Subterms whose tree has fewer nodes than this are looked up without the memo: the search's
+// prefixes are mostly that small, and a query must stay a few hash lookups (no allocation);
+// a walk below such a subterm costs at most this many steps however often it is shared.
+constexpr uint32_t kMemoTreeNodes = 32;
+
 std::optional<ClassId> EGraph::lookup(Expr e) const {
-  ENode n{e->kind, e->k, 0, kNoClass, kNoClass};
-  if (e->kind == ExprKind::kInput) {
-    auto it = name_ids_.find(std::string(e->name));
-    if (it == name_ids_.end()) return std::nullopt;
-    n.name = it->second;
-  }
-  if (e->a) {
-    auto a = lookup(e->a);
-    if (!a) return std::nullopt;
-    n.a = *a;
-  }
-  if (e->b) {
-    auto b = lookup(e->b);
-    if (!b) return std::nullopt;
-    n.b = *b;
-  }
-  auto it = memo_.find(canonical(n));
-  if (it == memo_.end()) return std::nullopt;
-  return find(it->second);
+  if (e->size < kMemoTreeNodes) return lookup(e, nullptr);
+  ExprMemo done;
+  return lookup(e, &done);
+}
+
+std::optional<ClassId> EGraph::lookup(Expr e, ExprMemo* done) const {
+  const bool memo = done && e->size >= kMemoTreeNodes;
+  if (memo)
+    if (auto it = done->find(e); it != done->end())
+      return it->second == kNoClass ? std::nullopt : std::optional<ClassId>(it->second);
+  auto find_node = [&]() -> std::optional<ClassId> {
+    ENode n{e->kind, e->k, 0, kNoClass, kNoClass};
+    if (e->kind == ExprKind::kInput) {
+      auto it = name_ids_.find(std::string(e->name));
+      if (it == name_ids_.end()) return std::nullopt;
+      n.name = it->second;
+    }
+    if (e->a) {
+      auto a = lookup(e->a, done);
+      if (!a) return std::nullopt;
+      n.a = *a;
+    }
+    if (e->b) {
+      auto b = lookup(e->b, done);
+      if (!b) return std::nullopt;
+      n.b = *b;
+    }
+    auto it = memo_.find(canonical(n));
+    if (it == memo_.end()) return std::nullopt;
+    return find(it->second);
+  };
+  const std::optional<ClassId> c = find_node();
+  if (memo) done->emplace(e, c.value_or(kNoClass));
+  return c;
 }
 
 std::vector<bool> EGraph::reachable_from(const std::vector<ClassId>& roots) const {
@@ -186,8 +216,14 @@ void EGraph::compute_best() const {
     for (uint32_t i = 0; i < nodes_.size(); ++i) {
       const ENode& n = nodes_[i];
       uint64_t s = 1;
+      bool finite = true;
       for (ClassId ch : {n.a, n.b})
-        if (ch != kNoClass) s += best_size_[find(ch)];
+        if (ch != kNoClass) s += best_size_[find(ch)], finite &= best_size_[find(ch)] != kInf;
+      if (!finite) continue;
+      // Shared subterms make tree sizes exponential (x_{i+1} = mul(x_i, x_i)): saturate below
+      // kInf. A class gets the saturated size only while it has none, from children that
+      // already have one, so the chosen nodes still form no cycle.
+      s = std::min<uint64_t>(s, kInf - 1);
       const ClassId c = find(node_class_[i]);
       if (s < best_size_[c]) best_size_[c] = static_cast<uint32_t>(s), best_node_[c] = i, changed = true;
     }
@@ -196,12 +232,24 @@ void EGraph::compute_best() const {
 
 Expr EGraph::extract(ClassId c, ExprPool& pool) const {
   compute_best();
+  std::unordered_map<ClassId, Expr> done;
+  return extract(c, pool, done);
+}
+
+Expr EGraph::extract(ClassId c, ExprPool& pool, std::unordered_map<ClassId, Expr>& done) const {
   c = find(c);
   MG_CHECK(best_size_[c] != UINT32_MAX, "class " << c << " has no finite term");
+  auto [it, first] = done.emplace(c, nullptr);
+  if (!first) {
+    MG_CHECK(it->second != nullptr, "extraction cycle through class " << c);
+    return it->second;
+  }
   const ENode& n = nodes_[best_node_[c]];
-  Expr a = n.a == kNoClass ? nullptr : extract(n.a, pool);
-  Expr b = n.b == kNoClass ? nullptr : extract(n.b, pool);
-  return pool.make(n.kind, n.k, n.kind == ExprKind::kInput ? names_[n.name] : "", a, b);
+  Expr a = n.a == kNoClass ? nullptr : extract(n.a, pool, done);
+  Expr b = n.b == kNoClass ? nullptr : extract(n.b, pool, done);
+  Expr e = pool.make(n.kind, n.k, n.kind == ExprKind::kInput ? names_[n.name] : "", a, b);
+  done[c] = e;  // `it` may have been invalidated by the recursion's inserts
+  return e;
 }
 
 std::optional<Expr> EGraph::witness(ClassId root, Expr sub, ExprPool& pool) const {

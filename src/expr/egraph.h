@@ -57,6 +57,8 @@ struct SaturationReport {
 
 class EGraph {
  public:
+  // Adds every node of `e`; linear in the number of distinct nodes (a hash-consed term is a
+  // DAG: x_{i+1} = mul(x_i, x_i) has i + 1 nodes but a tree of 2^(i+1) - 1).
   ClassId add_expr(Expr e);
   ClassId add(const ENode& n);  // n's children must be classes of this graph
   ClassId find(ClassId c) const;
@@ -64,7 +66,8 @@ class EGraph {
   bool merge(ClassId x, ClassId y);
   void rebuild();
 
-  // The class of `e` if every node of `e` is represented; never inserts.
+  // The class of `e` if every node of `e` is represented; never inserts. Linear in the
+  // distinct nodes of `e`, like add_expr.
   std::optional<ClassId> lookup(Expr e) const;
   // Canonical node ids of a class (valid after rebuild) and the nodes themselves.
   const std::vector<uint32_t>& nodes_of(ClassId c) const { return class_nodes_[find(c)]; }
@@ -82,7 +85,8 @@ class EGraph {
   // `roots` are not reachable. In a saturated e-graph every term of a root's class is
   // represented, so a subterm of any such term sits at least this many steps below it.
   std::vector<uint32_t> steps_to(const std::vector<ClassId>& roots) const;
-  // A smallest term of a class (by node count).
+  // A smallest term of a class (by node count as a tree; counts saturate near 2^32, where
+  // any term of that size is taken). Linear in the distinct nodes of the result.
   Expr extract(ClassId c, ExprPool& pool) const;
   // A term of class `root` in which `sub` occurs literally, if `sub`'s class is reachable
   // from `root` (used to hand Z3 a witness).
@@ -93,6 +97,11 @@ class EGraph {
     size_t operator()(const ENode& n) const;
   };
   ENode canonical(ENode n) const;
+  // Memos of one add_expr / lookup / extract call: what each shared subterm (class) gave.
+  using ExprMemo = std::unordered_map<Expr, ClassId>;  // lookup: kNoClass = not represented
+  ClassId add_expr(Expr e, ExprMemo& done);
+  std::optional<ClassId> lookup(Expr e, ExprMemo* done) const;
+  Expr extract(ClassId c, ExprPool& pool, std::unordered_map<ClassId, Expr>& done) const;
   uint32_t intern_name(std::string_view s);
   void compute_best() const;
 

@@ -138,6 +138,50 @@ std::string to_string(Expr e) {
   return "?";
 }
 
+namespace {
+
+// Writes the abbreviated text form; stops writing once `max_chars` are out.
+struct AbbreviatedWriter {
+  const std::unordered_map<Expr, std::string>& names;
+  size_t max_chars;
+  std::string out;
+  bool truncated = false;
+
+  void write(Expr e, bool top) {
+    if (out.size() >= max_chars) {
+      truncated = true;
+      return;
+    }
+    if (auto it = names.find(e); !top && it != names.end()) {
+      out += "@" + it->second;
+      return;
+    }
+    if (e->kind == ExprKind::kInput || e->kind == ExprKind::kOne) {
+      out += e->kind == ExprKind::kOne ? std::string("one") : std::string(e->name);
+      return;
+    }
+    out += e->kind == ExprKind::kApply ? ir::op_name(e->op()) : kind_name(e->kind);
+    out += "(";
+    if (e->kind == ExprKind::kSum) out += std::to_string(e->k) + ", ";
+    write(e->a, false);
+    if (e->b) out += ", ", write(e->b, false);
+    out += ")";
+  }
+};
+
+}  // namespace
+
+std::string to_string_abbreviated(Expr e, const std::unordered_map<Expr, std::string>& names,
+                                  size_t max_chars) {
+  AbbreviatedWriter w{names, max_chars, {}};
+  w.write(e, true);
+  if (!w.truncated) return w.out;
+  w.out.resize(std::min(w.out.size(), max_chars));
+  const bool saturated = e->size >= (uint32_t(1) << 31);  // ExprNode::size stops at 2^31
+  const std::string size = saturated ? "at least 2^31" : std::to_string(e->size);
+  return w.out + " ... (truncated: the term has " + size + " nodes as a tree)";
+}
+
 bool structural_less(Expr x, Expr y) {
   if (x == y) return false;
   if (x->kind != y->kind) return x->kind < y->kind;

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -109,8 +110,16 @@ class ExprPool {
   std::unordered_set<const ExprNode*, Hash, Eq> set_;
 };
 
-// The text form; deterministic (depends only on the term).
+// The text form; deterministic (depends only on the term). Its length grows with the term's
+// tree (ExprNode::size), which shared subterms make exponential: see to_string_abbreviated.
 std::string to_string(Expr e);
+
+// The text form for display, linear in `max_chars` whatever the term: a proper subterm that
+// has an entry in `names` prints as `@name` (shared subterms printed once elsewhere), and
+// past `max_chars` characters the text is cut and ends with " ... (truncated: ...)", which
+// gives the term's size as a tree. Does not parse back when it abbreviated anything.
+std::string to_string_abbreviated(Expr e, const std::unordered_map<Expr, std::string>& names,
+                                  size_t max_chars);
 
 // Parses the text form. Errors name the column and what was expected.
 Result<Expr> parse_expr(ExprPool& pool, std::string_view text);

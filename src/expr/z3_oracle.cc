@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "expr/axioms.h"
 
@@ -143,10 +144,17 @@ struct Z3Oracle::Impl {
 
 namespace {
 
-void collect_counts(Expr e, std::set<int64_t>& out) {
+// Each distinct node once: a hash-consed term is a DAG whose tree may be exponential.
+void collect_counts(Expr e, std::set<int64_t>& out, std::unordered_set<Expr>& seen) {
+  if (!seen.insert(e).second) return;
   if (e->kind == ExprKind::kSum) out.insert(e->k);
-  if (e->a) collect_counts(e->a, out);
-  if (e->b) collect_counts(e->b, out);
+  if (e->a) collect_counts(e->a, out, seen);
+  if (e->b) collect_counts(e->b, out, seen);
+}
+
+void collect_counts(Expr e, std::set<int64_t>& out) {
+  std::unordered_set<Expr> seen;
+  collect_counts(e, out, seen);
 }
 
 }  // namespace

@@ -10,6 +10,38 @@ std::string Token::describe() const {
   return kind == kEnd ? std::string("end of input") : "'" + text + "'";
 }
 
+namespace {
+
+// An unexpected character at src[i], for an error message: a whole UTF-8 sequence with its code
+// point (never a lone byte of one: that would make the message itself invalid UTF-8), a control
+// or invalid byte as \xNN.
+std::string describe_char(const std::string& src, size_t i) {
+  const auto b = static_cast<unsigned char>(src[i]);
+  auto hex = [](unsigned v, int digits) {
+    static const char* kHex = "0123456789ABCDEF";
+    std::string h;
+    for (int d = digits - 1; d >= 0; --d) h += kHex[(v >> (4 * d)) & 15];
+    return h;
+  };
+  if (b >= 0x20 && b < 0x7f) return "'" + std::string(1, src[i]) + "'";
+  const int len = b >= 0xf0 && b < 0xf8 ? 4 : b >= 0xe0 ? 3 : b >= 0xc2 && b < 0xe0 ? 2 : 0;
+  if (len > 0 && i + static_cast<size_t>(len) <= src.size()) {
+    unsigned cp = b & (0x7f >> len);
+    bool ok = true;
+    for (int k = 1; k < len; ++k) {
+      const auto c = static_cast<unsigned char>(src[i + static_cast<size_t>(k)]);
+      ok = ok && (c & 0xc0) == 0x80;
+      cp = (cp << 6) | (c & 0x3f);
+    }
+    if (ok)
+      return "'" + src.substr(i, static_cast<size_t>(len)) + "' (U+" + hex(cp, cp > 0xffff ? 6 : 4) +
+             "; names are ASCII letters, digits, '_' and '.')";
+  }
+  return "byte \\x" + hex(b, 2) + (b >= 0x80 ? " (not valid UTF-8)" : "");
+}
+
+}  // namespace
+
 Result<std::vector<Token>> lex(const std::string& src) {
   std::vector<Token> out;
   int line = 1, col = 1;
@@ -47,11 +79,11 @@ Result<std::vector<Token>> lex(const std::string& src) {
       const auto res = std::from_chars(src.data() + i, src.data() + j, t.value);
       if (res.ec != std::errc())
         return error(line, ":", col, ": integer '", src.substr(i, j - i), "' is out of range");
-    } else if (std::strchr("()[]{},=:/", c) != nullptr) {
+    } else if (c != '\0' && std::strchr("()[]{},=:/", c) != nullptr) {
       j = i + 1;
       t.kind = Token::kPunct;
     } else {
-      return error(line, ":", col, ": unexpected character '", std::string(1, c), "'");
+      return error(line, ":", col, ": unexpected character ", describe_char(src, i));
     }
     t.text = src.substr(i, j - i);
     advance(j - i);

@@ -91,6 +91,7 @@ class Parser {
 
   std::vector<Token> toks_;
   size_t pos_ = 0;
+  const Token* first_op_ = nullptr;  // the first kernel op statement, once there is one
 };
 
 Result<DimMap> Parser::map_value() {
@@ -203,7 +204,9 @@ Result<TensorType> Parser::tensor_type() {
   s.rank = static_cast<int>(v.list.size());
   for (int i = 0; i < s.rank; ++i) s[i] = v.list[static_cast<size_t>(i)];
   TensorType type = TensorType::make(*dtype, s);
-  if (at_ident("strides")) {
+  // `strides = [...]`; `strides = op(...)` is the next statement, an op whose result is named
+  // 'strides'.
+  if (at_ident("strides") && at_punct('=', 1) && peek(2).kind != Token::kIdent) {
     next();
     MG_RETURN_IF_ERROR(expect_punct('=', "after 'strides'"));
     const Token& st = peek();
@@ -274,7 +277,7 @@ Status Parser::thread_graph(BlockBuilder& bb, const Call& c) {
   if (!c.kw.empty()) return err(*c.kw.begin()->second.tok, "thread_graph takes no attributes");
   MG_RETURN_IF_ERROR(expect_punct('{', "to open the thread graph body"));
   ThreadBuilder tb(bb.tensors_of(ins));
-  while (!at_ident("output")) {
+  while (!at_ident("output") || at_punct('=', 1)) {  // `output = op(...)` names a result
     if (peek().kind == Token::kEnd || at_punct('}'))
       return err(peek(), "expected 'output' listing the thread graph's outputs");
     const Token& st = peek();
@@ -414,6 +417,11 @@ Status Parser::kernel_stmt(KernelBuilder& kb) {
   if (at_ident("input") && peek(1).kind == Token::kIdent) {
     next();
     MG_ASSIGN_OR_RETURN(std::string name, expect_ident("an input name"));
+    // The printer lists inputs first, and tensors are numbered in definition order: a late
+    // input would print back as a different graph.
+    if (first_op_ != nullptr)
+      return err(st, "input '", name, "' follows an op (at ", first_op_->where(),
+                 "): inputs must come before ops");
     MG_RETURN_IF_ERROR(expect_punct(':', "after the input name"));
     MG_ASSIGN_OR_RETURN(TensorType type, tensor_type());
     auto r = kb.input(name, type);
@@ -430,6 +438,7 @@ Status Parser::kernel_stmt(KernelBuilder& kb) {
     }
     return ok_status();
   }
+  if (first_op_ == nullptr) first_op_ = &st;
   MG_ASSIGN_OR_RETURN(std::vector<std::string> lhs, name_list("a statement (input, output or NAME = op(...))"));
   MG_RETURN_IF_ERROR(expect_punct('=', "after the result names"));
   MG_ASSIGN_OR_RETURN(Call c, call(lhs));

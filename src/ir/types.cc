@@ -83,7 +83,10 @@ Layout row_major(const Shape& s) {
   int64_t stride = 1;
   for (int i = s.rank - 1; i >= 0; --i) {
     l.strides[static_cast<size_t>(i)] = stride;
-    stride *= s[i];
+    // Wrapping multiply: the parsers build a type before check_shape rejects huge or negative
+    // dims (f16[128, -9223372036854775808] overflowed here, found by bench/parse_fuzz under
+    // UBSan); the strides of such a shape are never used.
+    stride = static_cast<int64_t>(static_cast<uint64_t>(stride) * static_cast<uint64_t>(s[i]));
   }
   return l;
 }

@@ -62,7 +62,11 @@ struct SearchOptions {
   // outputs than the block ops left can carry it (expr::Oracle::steps_to_output: a lower bound
   // from the saturated e-graph, so nothing the search would find is lost). Needs `prune`.
   bool prune_by_steps = true;
-  bool certify = true;             // certify the best candidate (verify::Mode::kCertify)
+  // Certify the best candidate (verify::Mode::kCertify). A candidate that certify rejects
+  // (NOT EQUIVALENT, UNSTABLE, INCONCLUSIVE) is marked so and the next one in rank order is
+  // certified, up to certify_tries candidates per part.
+  bool certify = true;
+  int certify_tries = 4;
   int screen_samples = 2;          // output entries sampled per output by each screen test
                                    // (verify::Mode::kScreen; fewer = cheaper, weaker)
   uint64_t seed = 0;               // verifier inputs
@@ -120,6 +124,10 @@ struct Candidate {
   int64_t device_bytes = 0;   // device <-> shared memory traffic (opt/cost_model.h)
   double model_seconds = 0;   // the cost model's time on options.target: the ranking key
   int task = 0;               // the search task that found it (all passed the screen test)
+  // The verifier's verdict on exactly this graph (after fusion, outputs in program order):
+  // the screen's, or certify's once the candidate was certified.
+  verify::VerdictKind verdict = verify::VerdictKind::kPassed;
+  std::string verdict_text;   // "PASSED (screen): ..." as written in the candidate's file header
 };
 
 struct SearchResult {

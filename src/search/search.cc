@@ -100,11 +100,13 @@ std::string fingerprint(const ir::KernelGraph& program, const SearchOptions& o) 
   return hex.str();
 }
 
-// One finished task: its verified graphs (before fusion) and counters.
+// One finished task: the graphs that passed the screen (thread graphs fused, outputs in program
+// order: exactly what was screened), their screen verdicts, and counters.
 struct TaskResult {
   bool done = false;
   bool retry = false;  // interrupted in an earlier run: runs to its end (only Ctrl-C stops it)
   std::vector<ir::KernelGraph> graphs;
+  std::vector<std::string> verdicts;  // one per graph
   SearchStats stats;
 };
 
@@ -133,7 +135,7 @@ SearchStats stats_from_json(const json& j) {
 }
 
 constexpr const char* kCheckpointFormat = "mugraph.search-checkpoint";
-constexpr int kCheckpointVersion = 2;
+constexpr int kCheckpointVersion = 3;  // 3: fused graphs with their screen verdicts
 
 Status write_checkpoint(const std::string& path, const std::string& fp,
                         const std::vector<TaskResult>& tasks) {
@@ -143,7 +145,8 @@ Status write_checkpoint(const std::string& path, const std::string& fp,
     if (!tasks[i].done) continue;
     json graphs = json::array();
     for (const ir::KernelGraph& g : tasks[i].graphs) graphs.push_back(ir::print_graph(g));
-    done.push_back({{"task", i}, {"stats", stats_json(tasks[i].stats)}, {"graphs", graphs}});
+    done.push_back({{"task", i}, {"stats", stats_json(tasks[i].stats)}, {"graphs", graphs},
+                    {"verdicts", tasks[i].verdicts}});
   }
   json j = {{"format", kCheckpointFormat}, {"version", kCheckpointVersion},
             {"fingerprint", fp},           {"tasks", tasks.size()},
@@ -192,11 +195,25 @@ Status read_checkpoint(const std::string& path, const std::string& fp,
         if (!g.ok()) return error("checkpoint '", path, "', task ", i, ": ", g.status().message());
         t.graphs.push_back(std::move(*g));
       }
+      t.verdicts = d.at("verdicts").get<std::vector<std::string>>();
+      if (t.verdicts.size() != t.graphs.size())
+        return error("checkpoint '", path, "', task ", i, ": one verdict per graph expected");
     }
   } catch (const json::exception& e) {
     return error("checkpoint '", path, "': ", e.what());
   }
   return ok_status();
+}
+
+// The candidate with its outputs reordered so that output i computes the program's output i
+// (the verifier matched program output i with candidate output perm[i]).
+ir::KernelGraph in_program_order(ir::KernelGraph g, const std::vector<int>& perm) {
+  if (perm.empty()) return g;
+  MG_CHECK(perm.size() == g.outputs.size(), "permutation of " << perm.size() << " outputs");
+  std::vector<ir::TensorId> outs;
+  for (int j : perm) outs.push_back(g.outputs[static_cast<size_t>(j)]);
+  g.outputs = outs;
+  return g;
 }
 
 int block_op_count(const ir::KernelGraph& g) {
@@ -215,20 +232,51 @@ bool better(const Candidate& a, const Candidate& b) {
          std::tie(b.model_seconds, b.kernel_ops, b.block_ops, b.hash);
 }
 
-}  // namespace
-
-Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOptions& o) {
-  const auto t0 = Clock::now();
+// User errors in the program or the options, checked before any work; each message names the
+// option's CLI flag too, since that is where most options come from.
+Status check_search_input(const ir::KernelGraph& program, const SearchOptions& o) {
+  for (const ir::KernelOp& op : program.ops) {
+    if (!op.graph_defined) continue;
+    std::string names;
+    for (ir::TensorId t : op.outputs) names += (names.empty() ? "" : ", ") + program.tensor(t).name;
+    return error("search: the program must consist of predefined ops; kernel op '", names,
+                 "' is graph-defined");
+  }
   if (o.max_kernel_ops < 1 || o.max_block_ops < 0 || o.max_block_outputs < 1)
     return error("search options: max kernel ops and block outputs must be >= 1");
   if (o.max_kernel_op_inputs < 1 || o.max_kernel_op_inputs > 6)
     return error("search options: max kernel op inputs must be in 1..6");
-  for (const ir::KernelOp& op : program.ops)
-    if (op.graph_defined)
-      return error("search: the program must be made of predefined ops (it has a "
-                   "graph-defined kernel)");
+  if (o.max_graph_defined_ops < 0)
+    return error("search options: max graph-defined ops ", o.max_graph_defined_ops,
+                 " must be >= 0 (--max-graph-defined)");
+  for (int64_t s : o.grid_sizes)
+    if (s < 1) return error("search options: grid size ", s, " must be >= 1 (--grid-sizes)");
+  if (o.min_blocks < 1)
+    return error("search options: min blocks ", o.min_blocks, " must be >= 1 (--min-blocks)");
+  if (o.max_blocks < o.min_blocks)
+    return error("search options: max blocks ", o.max_blocks, " is below min blocks ",
+                 o.min_blocks, " (--max-blocks, --min-blocks): no grid would be tried");
+  if (o.max_grid_dims < 0 || o.max_grid_dims > 3)
+    return error("search options: max grid dims ", o.max_grid_dims,
+                 " must be in 0..3 (--max-grid-dims)");
   for (int64_t r : o.forloop_ranges)
     if (r < 1) return error("search options: for-loop range ", r, " must be >= 1");
+  if (o.screen_samples < 1)
+    return error("search options: screen samples ", o.screen_samples,
+                 " must be >= 1 (--screen-samples)");
+  if (!(o.time_budget_s >= 0))
+    return error("search options: time budget ", o.time_budget_s,
+                 " s must be >= 0 (--time-budget; 0: none)");
+  if (o.threads < 0)
+    return error("search options: threads ", o.threads, " must be >= 0 (--threads; 0: all cores)");
+  return ok_status();
+}
+
+}  // namespace
+
+Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOptions& o) {
+  const auto t0 = Clock::now();
+  MG_RETURN_IF_ERROR(check_search_input(program, o));
 
   SearchResult result;
   expr::ExprPool pool;
@@ -295,22 +343,28 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
       tr.stats = out.stats;
       tr.stats.enumerate_seconds = since(te);
       const auto tv = Clock::now();
-      for (ir::KernelGraph& g : out.complete) {
+      for (const ir::KernelGraph& complete : out.complete) {
         // A screen of a paper-size candidate can take seconds: past the budget (or on Ctrl-C)
         // the task stops here and is re-run to its end on resume, like one stopped inside.
         if (check(0)) {
           out.finished = false;
           break;
         }
+        // What is screened is what is handed out: the fused graph.
+        ir::KernelGraph g = fuse_thread_graphs(complete);
         verify::VerifyOptions vo;
         vo.mode = verify::Mode::kScreen;
         vo.screen_samples = o.screen_samples;
         vo.threads = 1;  // the search's workers already use every core
         vo.seed = o.seed ^ canonical_hash(g);
+        vo.undecided = verify::Undecided::kPowerMapThenFloatCheck;
+        vo.float_seed = o.seed;  // one reference float run for all candidates (cached)
         const verify::Verdict v = verify::check(program, g, vo);
-        if (v.kind == verify::VerdictKind::kPassed || v.kind == verify::VerdictKind::kVerified) {
+        if (verify::accepted(v.kind)) {
           ++tr.stats.verified;
-          tr.graphs.push_back(std::move(g));
+          tr.graphs.push_back(in_program_order(std::move(g), v.permutation));
+          tr.verdicts.push_back(std::string(verify::verdict_name(v.kind)) + " (screen, seed " +
+                                std::to_string(vo.seed) + "): " + v.summary);
           if (found++ == 0) {
             std::lock_guard<std::mutex> lock(mu);
             if (first_found < 0) first_found = since(t0);
@@ -350,7 +404,7 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
         std::ostringstream os;
         os << std::fixed << std::setprecision(1) << "search: " << el << " s, ~" << s
            << " prefixes (" << static_cast<uint64_t>(static_cast<double>(s) / std::max(el, 1e-3))
-           << "/s), tasks " << done << "/" << ntasks << ", verified candidates " << found.load();
+           << "/s), tasks " << done << "/" << ntasks << ", candidates passed the screen " << found.load();
         o.progress(os.str());
       }
     }
@@ -368,14 +422,15 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
     if (!t.done) continue;
     ++result.stats.tasks_done;
     result.stats.add(t.stats);
-    for (const ir::KernelGraph& g : t.graphs) {
+    for (size_t gi = 0; gi < t.graphs.size(); ++gi) {
       Candidate c;
-      c.graph = fuse_thread_graphs(g);
+      c.graph = t.graphs[gi];
       c.hash = canonical_hash(c.graph);
       if (!seen.insert(c.hash).second) {
         ++result.stats.duplicates;
         continue;
       }
+      c.verdict_text = t.verdicts[gi];
       c.kernel_ops = static_cast<int>(c.graph.ops.size());
       for (const ir::KernelOp& op : c.graph.ops) c.graph_defined_ops += op.graph_defined;
       c.block_ops = block_op_count(c.graph);
@@ -414,9 +469,63 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
   return result;
 }
 
+namespace {
+
+// Certifies r.best; when certify rejects it, marks the candidate at fault (the part candidate
+// that certify rejects against its part program) and tries the next one of that part, up to
+// options.certify_tries per part. An accepted verdict (VERIFIED, or PASSED/UNPROVED: the next
+// candidate would not be provable either) ends the loop.
+void certify_best(const ir::KernelGraph& program, const SearchOptions& options,
+                  SuperoptimizeResult& r) {
+  const auto tc = Clock::now();
+  verify::VerifyOptions vo;
+  vo.mode = verify::Mode::kCertify;
+  vo.seed = options.seed;
+  const size_t nparts = r.parts.size();
+  std::vector<size_t> idx(nparts, 0);
+  auto mark = [&](size_t k, const verify::Verdict& v) {
+    Candidate& c = r.parts[k].candidates[idx[k]];
+    c.verdict = v.kind;
+    c.verdict_text = std::string(verify::verdict_name(v.kind)) + " (certify, seed " +
+                     std::to_string(vo.seed) + "): " + v.summary;
+  };
+  for (int attempt = 0;; ++attempt) {
+    std::vector<ir::KernelGraph> chosen;
+    for (size_t k = 0; k < nparts; ++k) chosen.push_back(r.parts[k].candidates[idx[k]].graph);
+    r.best = stitch(program, r.partition, chosen);
+    r.certified = verify::check(program, *r.best, vo);
+    r.certify_ran = true;
+    if (nparts == 1) mark(0, r.certified);
+    if (verify::accepted(r.certified.kind) || attempt + 1 >= options.certify_tries) break;
+    if (options.cancel && options.cancel->load()) break;
+    bool advanced = false;
+    for (size_t k = 0; k < nparts; ++k) {
+      if (nparts > 1) {
+        const verify::Verdict v = verify::check(r.partition.parts[k].program, chosen[k], vo);
+        mark(k, v);
+        if (verify::accepted(v.kind)) continue;
+      }
+      r.certify_rejected.push_back("part " + std::to_string(k) + " candidate " +
+                                   std::to_string(idx[k] + 1) + ": " +
+                                   std::string(verify::verdict_name(r.certified.kind)));
+      if (idx[k] + 1 < r.parts[k].candidates.size()) ++idx[k], advanced = true;
+    }
+    if (!advanced) break;
+  }
+  for (SearchResult& p : r.parts) p.stats.certify_seconds = since(tc);
+}
+
+}  // namespace
+
+bool SuperoptimizeResult::verified() const {
+  return best && certify_ran && certified.kind == verify::VerdictKind::kVerified;
+}
+
 Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
                                           const SearchOptions& options) {
   const auto t0 = Clock::now();
+  // Before partitioning: a part-less program (no Lax op) would otherwise skip the checks.
+  MG_RETURN_IF_ERROR(check_search_input(program, options));
   SuperoptimizeResult r;
   r.partition = partition_lax(program);
   std::vector<ir::KernelGraph> chosen;
@@ -433,15 +542,7 @@ Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
   }
   if (chosen.size() == r.partition.parts.size() && !r.partition.parts.empty()) {
     r.best = stitch(program, r.partition, chosen);
-    if (options.certify) {
-      const auto tc = Clock::now();
-      verify::VerifyOptions vo;
-      vo.mode = verify::Mode::kCertify;
-      vo.seed = options.seed;
-      r.certified = verify::check(program, *r.best, vo);
-      r.certify_ran = true;
-      for (SearchResult& p : r.parts) p.stats.certify_seconds = since(tc);
-    }
+    if (options.certify) certify_best(program, options, r);
   }
   r.seconds = since(t0);
   return r;

@@ -6,7 +6,11 @@
 //                           graphs (fuse_threads.h), drop structural duplicates
 //                           (canonical.h), rank by the cost model (opt/cost_model.h).
 //   superoptimize(program)  cut into maximal Lax parts (lax_partition.h), search_lax each,
-//                           stitch the best of each back together, certify the whole.
+//                           stitch the best of each back together, certify the whole (a
+//                           rejected candidate is marked and the next one is tried).
+//
+// What is screened is what is handed out: each complete graph is fused first, screened, and
+// kept with its outputs in the program's order and its screen verdict (Candidate::verdict).
 //
 // Determinism: tasks are merged in task order and each candidate is screened with a seed
 // derived from its structure, so the candidate set does not depend on the thread count.
@@ -32,9 +36,15 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
 struct SuperoptimizeResult {
   Partition partition;
   std::vector<SearchResult> parts;   // one per Lax part
-  std::optional<ir::KernelGraph> best;  // the stitched best candidates (none: some part failed)
+  // The stitched best candidates (none: some part has none). With options.certify: the first
+  // stitching, in rank order, that certify did not reject (or the last one tried).
+  std::optional<ir::KernelGraph> best;
   verify::Verdict certified;         // of `best` against the program (when options.certify)
   bool certify_ran = false;
+  std::vector<std::string> certify_rejected;  // candidates certify rejected, and how
+  // Whether `best` is proven: certify ran and said VERIFIED. Only then may a caller hand it out
+  // without the user's opt-in (mugraph search/optimize --accept-unproved).
+  bool verified() const;
   StopReason stop_reason = StopReason::kExhausted;  // the first part's that stopped early
   double seconds = 0;
 };

@@ -367,7 +367,10 @@ std::optional<BlockDemand> plan_one_block(const ir::BlockGraph& bg,
   auto& box = d.tiles.box;
   for (size_t k = bg.nodes.size(); k-- > 0;) {
     const ir::BlockNode& n = bg.nodes[k];
-    if (n.outputs.empty() || !box[static_cast<size_t>(n.outputs[0])])
+    // A node is needed when any of its outputs is demanded (a thread graph may have several,
+    // its first one undemanded).
+    if (std::none_of(n.outputs.begin(), n.outputs.end(),
+                     [&](ir::TensorId t) { return box[static_cast<size_t>(t)].has_value(); }))
       continue;
     switch (n.kind) {
     case ir::BlockNodeKind::kInputIterator:
@@ -463,6 +466,8 @@ void eval_block_node(const ir::BlockGraph& bg, const BlockDemand& d, size_t k, V
   }
   const ir::ThreadGraph& tg = *n.thread;
   const Demands& td = d.threads[k];
+  if (td.box.empty())  // none of its outputs is demanded
+    return;
   Values tv(tg.tensors.size());
   for (size_t i = 0; i < tg.inputs.size(); ++i)
     if (td.box[static_cast<size_t>(tg.inputs[i])])
@@ -707,6 +712,7 @@ std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Bo
     if (demand[id])
       v[id] = hashed_input(g.tensors[id].type.shape, *demand[id], key, i);
   }
+  const std::vector<size_t> last = detail::last_uses(g);
   for (size_t k = 0; k < g.ops.size(); ++k) {
     const ir::KernelOp& op = g.ops[k];
     if (block_plans[k]) {
@@ -715,6 +721,8 @@ std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Bo
       v[static_cast<size_t>(op.outputs[0])] = eval_planned(op.op, op.attrs, *op_plans[k], op.inputs,
                                                            g.tensor(op.outputs[0]).type.shape, v);
     }
+    for (ir::TensorId id : op.inputs)  // dropped after their last reader: linear memory
+      if (last[static_cast<size_t>(id)] == k) v[static_cast<size_t>(id)].reset();
   }
   std::vector<BoxTensor> out;
   for (ir::TensorId id : g.outputs)

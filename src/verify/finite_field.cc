@@ -120,6 +120,27 @@ Status check_field_params(const FieldParams& f) {
   return ok_status();
 }
 
+FieldParams random_field_params(Rng& rng) {
+  FieldParams f;
+  for (;;) {
+    f.q = ((uint64_t{1} << 30) + rng.below(uint64_t{1} << 30)) | 3;  // = 3 (mod 4)
+    if (is_prime_u64(f.q)) break;
+  }
+  const uint64_t kmin = ((uint64_t{1} << 61) + f.q - 1) / f.q, kmax = ((uint64_t{1} << 62) - 1) / f.q;
+  for (;;) {
+    uint64_t k = kmin + rng.below(kmax - kmin);
+    k += (2 + 4 - k % 4) % 4;  // k = 2 (mod 4): p = k q + 1 = 3 (mod 4)
+    for (; k <= kmax; k += 4) {
+      const uint64_t p = k * f.q + 1;
+      if (p >= (uint64_t{1} << 62)) break;
+      if (is_prime_u64(p)) {
+        f.p = p;
+        return f;
+      }
+    }
+  }
+}
+
 uint64_t random_root_of_unity(const FieldParams& f, Rng& rng) {
   // h^((p-1)/q) has order 1 or q (q prime); it is 1 for only (p-1)/q of the p-1 choices of h.
   for (;;) {

@@ -6,35 +6,55 @@
 // nothing to exponentiate and is reported as invalid (a Lax uGraph never does it).
 //
 // THE PRIMES. q = 2^31 - 1 (a Mersenne prime) and p = 2147483626 q + 1 = 4611685969035264023,
-// the largest prime below 2^62 of the form k q + 1 with p = 3 (mod 4). Products of two values
+// the largest prime below 2^62 of the form k q + 1 with p = 3 (mod 4); these defaults are used
+// only with VerifyOptions::random_primes off (see RANDOM PRIMES below). Products of two values
 // below 2^62 fit in unsigned __int128. Theorem 2's error bound falls as 1/q, so q is as large as
 // a 32-bit exponent allows (Mirage used q = 83, p = 167). Both are = 3 (mod 4) so that sqrt is a
 // power map in each field (below). tests/verify/finite_field_test.cc checks every precondition:
 // primality, q | p - 1, p and q = 3 (mod 4), and that the sampled w has order exactly q.
 //
-// SQRT. sqrt(x) = x^((m+1)/4) in Z_m (m = p or q). For a quadratic residue this is a true square
-// root; for other x it is a root of -x. The map is multiplicative, so it keeps the identities
-// sqrt(x) sqrt(y) = sqrt(x y), sqrt(x / y) = sqrt(x) / sqrt(y) and sqrt(c x) = sqrt(c) sqrt(x)
-// used by the pruning axioms and by rewrites such as moving 1/sqrt(n) out of an RMS. It does
-// NOT keep sqrt(x)^2 = x or sqrt(x^2) = x for all x (each holds only up to sign), so two
-// programs equal only through such a cancellation may be reported different: a false
-// rejection, never a false acceptance.
+// SQRT: WHAT EACH MODE CAN AND CANNOT CONCLUDE. Let R, C be the two programs, functions of the
+// inputs x over the reals (on the domain where every radicand is >= 0 and no divisor is 0).
+//
+// Power map (SqrtMode::kPowerMap, the screen's second opinion only): s(y) = y^((m+1)/4) in Z_m
+// (m = p or q, both = 3 mod 4). For a quadratic residue y, s(y) is the square root of y that is
+// itself a residue; s is multiplicative, so s(x) s(y) = s(x y) always holds. But s(c^2 y) =
+// chi(c) c s(y) with chi the Legendre symbol: for a constant c with chi(c) = -1 (5, 7, 10, 11,
+// ... depending on m) the CORRECT rewrite sqrt(25 x) -> 5 sqrt(x) evaluates differently and the
+// WRONG sqrt(25 x) -> -5 sqrt(x) evaluates equal. So with sqrt the power map can conclude
+// NOTHING in either direction: it is no homomorphic image of the real functions. The verifier
+// uses it only as a cheap filter inside the search (verify::Undecided::kPowerMapThenFloatCheck):
+// a difference there drops a candidate (INCONCLUSIVE: perhaps a lost correct candidate, never a
+// wrong verdict); an agreement is never accepted without the float check.
+//
+// Fresh variable (SqrtMode::kFreshVariable, every verdict): sqrt(y) = F(y) with F a random
+// function of the radicand's field value, drawn per test and shared by both programs.
+//   (a) AGREEMENT IS EVIDENCE. Replace each distinct radicand y_i (a rational function of x and
+//       of earlier roots) by a new variable r_i. Two programs that are equal as formal rational
+//       functions of (x, r) are equal over the reals (substitute r_i = sqrt(y_i)). Contrapositive:
+//       if R != C over the reals, then R - C is a non-zero rational function of (x, r), and a
+//       test in which every r_i is an independent uniform value passes with probability at most
+//       the Schwartz-Zippel / Theorem 2 bound of verify/lax.h with the r_i as extra inputs. The
+//       r_i are independent unless two different radicands have the same field value: at most
+//       C(n, 2) deg / p for n radicand evaluations (verify/lax.h adds it). So agreement in t
+//       tests bounds the false accept by epsilon^t as for any Lax program.
+//   (b) A DIFFERENCE PROVES NOTHING. Formal inequality does not imply real inequality:
+//       sqrt(25 x) and 5 sqrt(x) have different radicands (25 x vs x), hence independent roots,
+//       and differ in almost every test while equal over the reals; so do sqrt(x) sqrt(y) and
+//       sqrt(x y). A fresh-variable difference is therefore never reported NOT EQUIVALENT: the
+//       verifier falls back to the float check (UNPROVED if it passes, UNSTABLE if it rejects,
+//       verify/verifier.h).
+// Without sqrt the test is a homomorphism of the programs' formal ring (the rational functions,
+// and for exp the formal exponential sums of Eq. 2), so a difference in a test without zero
+// divisors proves the programs differ over the reals: NOT EQUIVALENT is then a proof.
 //
 // DIVISION BY ZERO. Dividing by a value with a zero component (or a scale factor whose
 // denominator is 0 mod p or q) sets the context's zero_divisor flag and yields 0; a test that
 // met one is inconclusive and must be redrawn, never counted.
 //
-// SQRT AS A FRESH VARIABLE (SqrtMode::kFreshVariable, used by the certify mode). Theorem 2
-// covers +, -, *, / and exp only, and the power map above is a polynomial of degree ~p/4, so
-// no useful bound follows for it (worse: sqrt(c^2 x) evaluates to chi(c) c sqrt(x) with chi the
-// Legendre symbol, so a sign error on a constant whose chi(c) = -1 is never caught). In this mode
-// sqrt(x) is a random function of the value x, drawn per test and shared by the two programs of
-// the test: equal radicands get equal roots, and each distinct radicand gets an independent
-// uniform (Z_p, Z_q) value (pseudo-random, from the same keyed hash as the inputs). A program is then a rational function of its inputs and of one new
-// variable per radicand; two programs that differ over the reals differ as such functions (put
-// the real roots back in), so Theorem 2 applies with the roots as extra inputs, plus the chance
-// that two different radicands collide (verify/lax.h counts it). The price: sqrt(x) sqrt(y) =
-// sqrt(x y) no longer holds, so a candidate equal only through that identity is not certified.
+// The fresh-variable function F is a pseudo-random function of (test seed, radicand value):
+// hashed_ff below, keyed by the radicand's (Z_p, Z_q) value, so equal radicands get equal roots
+// in both programs and in every thread, with no table.
 //
 // Non-Lax ops (relu, gelu) have no finite-field meaning: they set the context's invalid message.
 #pragma once
@@ -114,6 +134,16 @@ bool is_prime_u64(uint64_t n);
 
 // Ok iff p, q are primes below 2^62, q | p - 1, and p = q = 3 (mod 4); else says which fails.
 Status check_field_params(const FieldParams& f);
+
+// RANDOM PRIMES. Fixed primes fail every test on some programs: 2^33 = 4 (mod 2^31 - 1), so
+// scale(S, 1/2^33) and scale(S, 1/4) look the same in every exponent. The verifier therefore
+// draws a fresh pair per test: q a uniformly random prime = 3 (mod 4) in [2^30, 2^31), p = k q + 1
+// the first prime for k = 2 (mod 4) from a uniformly random start with p in [2^61, 2^62) (so
+// p = 3 (mod 4)). A fixed non-zero integer of b bits is divisible by at most b / 30 primes
+// >= 2^30, out of ~2.5e7 candidates for q: the chance that a test's q divides it is below
+// b / 7.5e8. The bounds of verify/lax.h are computed with the least p and q of these ranges.
+FieldParams random_field_params(Rng& rng);
+inline constexpr FieldParams kLeastRandomField{uint64_t{1} << 61, uint64_t{1} << 30};
 
 // A uniformly random element of order exactly q in Z_p^* (a q-th root of unity other than 1).
 uint64_t random_root_of_unity(const FieldParams& f, Rng& rng);

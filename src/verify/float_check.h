@@ -10,8 +10,15 @@
 // summation order, a fused epilogue) changes the rounding error by a small factor, not by
 // orders of magnitude; kFactor = 16 leaves room for that while an unstable candidate (error
 // 1e3x the reference's) fails. The floor covers references that happen to be almost exact.
-// When the float64 reference itself is not finite, or the float32 reference overflows, the
-// check cannot judge and says so (it does not reject).
+// WHEN THE RULE CANNOT JUDGE. A float64 reference that is not finite (exp of large arguments)
+// is retried on inputs scaled by 1/4, 1/16, 1/64 and 1/256, then made non-negative (sqrt of a
+// raw input) at scales 1, 1/16, 1/256: equal programs are equal on every input of their domain;
+// the note says which inputs were used. When the program itself overflows in its own
+// precision (the float32 reference is not finite while the float64 one is), that is the
+// program's doing, never the candidate's: the candidate is then compared in float64 against the
+// float64 reference (accepted iff the normwise error is <= kFloat64Tolerance) and the note names
+// the output. When no scale gives a finite reference, the check could not judge: `judged` is
+// false and `ok` is false (a verdict built on it is INCONCLUSIVE, never an acceptance).
 #pragma once
 
 #include <string>
@@ -23,6 +30,9 @@ namespace mugraph::verify {
 
 inline constexpr double kFloatFactor = 16;
 inline constexpr double kFloatFloorUlps = 16;
+// float64 candidate vs float64 reference when the program overflows in its own precision:
+// reorderings change float64 results by ~1e-15; real mistakes by O(1).
+inline constexpr double kFloat64Tolerance = 1e-8;
 
 struct FloatOutputError {
   std::string name;     // the reference's output
@@ -33,14 +43,19 @@ struct FloatOutputError {
 };
 
 struct FloatReport {
-  bool ok = true;
-  std::string note;  // why the check could not judge, when it could not
+  bool ok = true;      // judged and every output accepted
+  bool judged = true;  // false: the check could not judge (then ok is false too)
+  std::string note;    // inputs scaled, program overflow, or why it could not judge
   std::vector<FloatOutputError> outputs;
 };
 
 // Runs the check with ref output i matched to cand output perm[i]; with an empty perm, matches
 // each ref output to the unused same-shape cand output of least error (and returns it in perm).
+// With `equality` (the verifier sets it when the field test could not decide: not Lax, sqrt
+// identities) the candidate must also agree with the reference in float64, both run without
+// storage rounding, to kFloat64Tolerance: the stability rule alone tolerates an error of the
+// output type's precision (16 ulps of f16 = 0.8%), which a wrong constant can hide under.
 FloatReport float_check(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
-                        std::vector<int>& perm, uint64_t seed);
+                        std::vector<int>& perm, uint64_t seed, bool equality = false);
 
 }  // namespace mugraph::verify

@@ -183,6 +183,23 @@ Tensors<T> interpret_block(const ir::BlockGraph& bg, const std::vector<const Hos
   return outputs;
 }
 
+namespace detail {
+// For each kernel tensor, the index of the last op that reads it (ops.size() for the graph's
+// outputs and for tensors nobody reads: never released early). The evaluators drop a tensor
+// after its last reader, so a long chain is evaluated in memory of its widest cut, not its
+// length.
+inline std::vector<size_t> last_uses(const ir::KernelGraph& g) {
+  std::vector<size_t> last(g.tensors.size(), g.ops.size());
+  std::vector<char> read(g.tensors.size(), 0);
+  for (size_t k = 0; k < g.ops.size(); ++k)
+    for (ir::TensorId id : g.ops[k].inputs) last[static_cast<size_t>(id)] = k, read[static_cast<size_t>(id)] = 1;
+  for (size_t t = 0; t < last.size(); ++t)
+    if (!read[t]) last[t] = g.ops.size();
+  for (ir::TensorId id : g.outputs) last[static_cast<size_t>(id)] = g.ops.size();
+  return last;
+}
+}  // namespace detail
+
 template <class T>
 Result<Tensors<T>> interpret(const ir::KernelGraph& g, const Tensors<T>& inputs) {
   if (inputs.size() != g.inputs.size())
@@ -196,17 +213,23 @@ Result<Tensors<T>> interpret(const ir::KernelGraph& g, const Tensors<T>& inputs)
                    inputs[i].shape.to_string());
     v[static_cast<size_t>(g.inputs[i])] = inputs[i];
   }
-  for (const ir::KernelOp& op : g.ops) {
-    const auto in = detail::gather(v, op.inputs);
-    if (op.graph_defined) {
-      Tensors<T> outs = interpret_block(*op.block, in);
-      for (size_t i = 0; i < outs.size(); ++i) v[static_cast<size_t>(op.outputs[i])] = std::move(outs[i]);
-    } else {
-      const ir::TensorType& type = g.tensor(op.outputs[0]).type;
-      HostTensor<T> t = eval_op(op.op, op.attrs, in, type.shape);
-      detail::store(t, type.dtype);
-      v[static_cast<size_t>(op.outputs[0])] = std::move(t);
+  const std::vector<size_t> last = detail::last_uses(g);
+  for (size_t k = 0; k < g.ops.size(); ++k) {
+    const ir::KernelOp& op = g.ops[k];
+    {
+      const auto in = detail::gather(v, op.inputs);
+      if (op.graph_defined) {
+        Tensors<T> outs = interpret_block(*op.block, in);
+        for (size_t i = 0; i < outs.size(); ++i) v[static_cast<size_t>(op.outputs[i])] = std::move(outs[i]);
+      } else {
+        const ir::TensorType& type = g.tensor(op.outputs[0]).type;
+        HostTensor<T> t = eval_op(op.op, op.attrs, in, type.shape);
+        detail::store(t, type.dtype);
+        v[static_cast<size_t>(op.outputs[0])] = std::move(t);
+      }
     }
+    for (ir::TensorId id : op.inputs)
+      if (last[static_cast<size_t>(id)] == k) v[static_cast<size_t>(id)].reset();
   }
   Tensors<T> out;
   for (ir::TensorId id : g.outputs) out.push_back(*v[static_cast<size_t>(id)]);

@@ -45,6 +45,12 @@ Form with_path(Form r, const Form& x, const Form& y) {
 
 Form constant_one() { return Form{}; }
 
+// log2 |x| for any int64 (std::llabs(INT64_MIN) is undefined: take the magnitude unsigned).
+double log2_abs(int64_t x) {
+  const uint64_t m = x < 0 ? uint64_t{0} - static_cast<uint64_t>(x) : static_cast<uint64_t>(x);
+  return std::log2(static_cast<double>(m));
+}
+
 Form mul(const Form& x, const Form& y) {
   Form r;
   r.num = prod(x.num, y.num);
@@ -109,9 +115,11 @@ struct Walker {
     if (info.lax) info.lax = false, info.reason = why;
   }
 
-  std::string path_text(const std::vector<std::string>& p) {
+  std::string path_text(const Path& p) {
+    std::vector<const std::string*> names;
+    for (const PathNode* n = p.get(); n; n = n->prev.get()) names.push_back(&n->name);
     std::string s;
-    for (const auto& n : p) s += (s.empty() ? "" : " -> ") + n;
+    for (size_t i = names.size(); i-- > 0;) s += (s.empty() ? "" : " -> ") + *names[i];
     return s;
   }
 
@@ -171,8 +179,8 @@ struct Walker {
       case K::kScale: {
         Form r = x;
         if (at.factor.num == 0) return Form{};
-        r.num.lw += std::log2(static_cast<double>(std::llabs(at.factor.num)));
-        r.den.lw += std::log2(static_cast<double>(std::llabs(at.factor.den)));
+        r.num.lw += log2_abs(at.factor.num);
+        r.den.lw += log2_abs(at.factor.den);
         return r;
       }
       case K::kAdd:
@@ -188,7 +196,7 @@ struct Walker {
   }
 
   Form named(Form f, const std::string& name) {
-    f.path.push_back(name);
+    f.path = std::make_shared<const PathNode>(name, std::move(f.path));
     return f;
   }
 
@@ -272,7 +280,7 @@ LaxInfo classify_lax(const ir::KernelGraph& g) {
     Form& f = v[static_cast<size_t>(id)];
     f.num.deg = 1;
     f.num.same_constant = false;
-    f.path = {g.tensor(id).name};
+    f.path = std::make_shared<const PathNode>(g.tensor(id).name, nullptr);
   }
   for (const ir::KernelOp& op : g.ops) {
     if (op.graph_defined) {
@@ -319,14 +327,14 @@ TestBound test_bound(const LaxInfo& ref, const LaxInfo& cand, const std::vector<
     if (!exp) {
       b.epsilon = d / p * (lw + 1 < lq ? d / q : 1.0);
       b.note = "Schwartz-Zippel in Z_p and Z_q, degree " + fmt(d);
-      if (lw + 1 >= lp) {
+      if (!(lw + 1 < lp)) {  // also when lw is not a number
         b.vacuous = true;
         b.note = "coefficients may reach p (2^" + fmt(lw) + ")";
       }
     } else {
       b.epsilon = 8 * d * std::pow(k, 4) / q + std::pow(q, -1.0 / (k * k));
       b.note = "Theorem 2 with k = " + fmt(k) + " exp terms, degree d = " + fmt(d);
-      if (lw + 1 >= lq && b.epsilon < 1) {
+      if (!(lw + 1 < lq) && b.epsilon < 1) {  // also when lw is not a number
         b.vacuous = true;
         b.note = "coefficients up to 2^" + fmt(lw) + ": Theorem 2 needs q > 2w";
       }
@@ -336,7 +344,7 @@ TestBound test_bound(const LaxInfo& ref, const LaxInfo& cand, const std::vector<
                      std::max(ref.divisor_degree, cand.divisor_degree) / q;
     b.epsilon = (b.epsilon + n * n / 2 * std::max(ref.radicand_degree, cand.radicand_degree) * 2 / p) /
                 ((1 - 1 / q) * (1 - std::min(z, 1.0)));
-    if (!b.vacuous && !(b.epsilon < 1)) {
+    if (!b.vacuous && !(b.epsilon >= 0 && b.epsilon < 1)) {  // NaN is vacuous too
       b.vacuous = true;
       b.note += ": per-test bound " + fmt(b.epsilon) + " >= 1";
     }
@@ -348,6 +356,7 @@ TestBound test_bound(const LaxInfo& ref, const LaxInfo& cand, const std::vector<
 }
 
 int tests_needed(double epsilon, double delta) {
+  MG_CHECK(!std::isnan(epsilon) && epsilon < 1, "tests_needed: epsilon " << epsilon);
   if (epsilon <= 0) return 1;
   return std::max(1, static_cast<int>(std::ceil(std::log(delta) / std::log(epsilon))));
 }

@@ -35,6 +35,7 @@
 // keys has k = 4096 and is vacuous: q^(-1/k^2) is 1 - 1.3e-6.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -55,12 +56,26 @@ struct Side {
 struct ExponentBound {
   double dg = 0, dh = 0, lwg = 0, lwh = 0;
 };
+// A path of tensor names, newest last, shared between the forms that extend it: each tensor
+// adds one node, so a program of n ops holds O(n) names, not O(n^2) (a 20,000-op chain used to
+// take 16 GB). Destroyed iteratively: a long chain must not recurse once per node.
+struct PathNode {
+  std::string name;
+  mutable std::shared_ptr<const PathNode> prev;
+  PathNode(std::string n, std::shared_ptr<const PathNode> p) : name(std::move(n)), prev(std::move(p)) {}
+  ~PathNode() {
+    std::shared_ptr<const PathNode> p = std::move(prev);
+    while (p && p.use_count() == 1) p = std::move(p->prev);
+  }
+};
+using Path = std::shared_ptr<const PathNode>;
+
 // The Eq. 2 bounds of every entry of one tensor, and its longest exp path.
 struct Form {
   Side num, den;
   ExponentBound ex;
   int exps = 0;                    // max exps on a path from an input
-  std::vector<std::string> path;   // tensor names along that path
+  Path path;                       // tensor names along that path
 };
 
 struct LaxInfo {

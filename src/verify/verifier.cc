@@ -152,7 +152,8 @@ Round run_tests(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const V
                 int n, Verdict& v) {
   Round last;
   while (v.tests < n) {
-    last = field_round(ref, cand, o.field, sm, want, perm, rng, o.threads);
+    const FieldParams f = o.random_primes ? random_field_params(rng) : o.field;
+    last = field_round(ref, cand, f, sm, want, perm, rng, o.threads);
     if (last.outcome == FieldOutcome::kInconclusive) {
       if (++v.redraws > o.max_redraws) return last;
       continue;
@@ -178,6 +179,47 @@ void finish_field_failure(const Round& r, Verdict& v) {
   }
 }
 
+// Runs the float check into v; false (and v set INCONCLUSIVE) when it could not judge.
+bool run_float_check(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
+                     const VerifyOptions& o, Verdict& v, bool equality = false) {
+  v.floats = float_check(ref, cand, v.permutation, o.float_seed.value_or(o.seed), equality);
+  v.float_checked = true;
+  if (v.floats.judged) return true;
+  v.kind = VerdictKind::kInconclusive;
+  v.summary = "inconclusive: the float check could not judge (" + v.floats.note + ")";
+  return false;
+}
+
+// The field test cannot decide (`why`): the float check does, unless the options say otherwise.
+void undecided(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const VerifyOptions& o,
+               const std::vector<Box>& want, Rng& rng, const std::string& why, Verdict& v) {
+  v.permutation.clear();
+  if (o.undecided == Undecided::kPowerMapThenFloatCheck && o.mode == Mode::kCertify) {
+    std::vector<int> perm;
+    Verdict scratch;
+    const Round pm = run_tests(ref, cand, o, SqrtMode::kPowerMap, want, perm, rng, 1, scratch);
+    if (pm.outcome != FieldOutcome::kEqual) {
+      v.kind = VerdictKind::kInconclusive;
+      v.summary = "inconclusive: " + why + ", and different with power-map sqrt too";
+      return;
+    }
+    v.permutation = perm;
+  }
+  if (o.undecided == Undecided::kGiveUp) {
+    v.kind = VerdictKind::kInconclusive;
+    v.summary = "inconclusive: " + why + " (no float check asked for)";
+    return;
+  }
+  if (!run_float_check(ref, cand, o, v, /*equality=*/true)) return;
+  v.kind = v.floats.ok ? VerdictKind::kUnproved : VerdictKind::kUnstable;
+  v.summary = std::string(v.floats.ok ? "unproved" : "rejected by the float check") + ": " + why +
+              (v.floats.ok ? "; the float check passed" : "");
+}
+
+const char* kSqrtUndecided =
+    "different with sqrt as a fresh variable, which proves nothing (an identity such as "
+    "sqrt(25 x) = 5 sqrt(x) or sqrt(x) sqrt(y) = sqrt(x y) looks different there)";
+
 void certify(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const VerifyOptions& o,
              const LaxInfo& lr, const LaxInfo& lc, Rng& rng, Verdict& v) {
   const bool sqrt = lr.has_sqrt || lc.has_sqrt;
@@ -185,37 +227,30 @@ void certify(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const Veri
   const auto want = full_boxes(ref);
   Round r = run_tests(ref, cand, o, sm, want, v.permutation, rng, 1, v);
   if (r.outcome == FieldOutcome::kEqual) {
-    v.bound = test_bound(lr, lc, v.permutation, o.field);
+    // With several outputs the first test chose the permutation: only tests drawn after that
+    // choice count towards the bound.
+    if (ref.outputs.size() > 1) v.tests = 0;
+    v.bound = test_bound(lr, lc, v.permutation, o.random_primes ? kLeastRandomField : o.field);
     const int n = v.bound.vacuous ? o.no_bound_tests
                                   : std::min(tests_needed(v.bound.epsilon, o.delta), o.max_tests);
     r = run_tests(ref, cand, o, sm, want, v.permutation, rng, n, v);
   }
   if (r.outcome != FieldOutcome::kEqual) {
-    if (r.outcome == FieldOutcome::kDifferent && sqrt) {  // equal only through sqrt identities?
-      std::vector<int> perm;
-      Verdict scratch;
-      const Round pm = run_tests(ref, cand, o, SqrtMode::kPowerMap, want, perm, rng, 1, scratch);
-      if (pm.outcome == FieldOutcome::kEqual) {
-        v.kind = VerdictKind::kUnproved;
-        v.permutation = perm;
-        v.summary = "unproved: equal with power-map sqrt but not with sqrt as a fresh variable (" +
-                    r.detail + "), i.e. only through identities like sqrt(x) sqrt(y) = sqrt(x y)";
-        return;
-      }
-    }
+    if (r.outcome == FieldOutcome::kDifferent && sqrt)
+      return undecided(ref, cand, o, want, rng, std::string(kSqrtUndecided) + ": " + r.detail, v);
     finish_field_failure(r, v);
     return;
   }
   if (!v.bound.vacuous) v.delta_achieved = std::pow(v.bound.epsilon, v.tests);
-  v.floats = float_check(ref, cand, v.permutation, o.seed);
-  v.float_checked = true;
+  if (!run_float_check(ref, cand, o, v)) return;
   if (!v.floats.ok) {
     v.kind = VerdictKind::kUnstable;
-    v.summary = "rejected by the float check: equal over the field, numerically far worse";
+    v.summary = "rejected by the float check: equal in the field tests, far from the float64 "
+                "reference (numerically unstable, or a difference the field tests cannot see)";
   } else if (v.bound.vacuous) {
     v.kind = VerdictKind::kPassed;
     v.summary = "passed " + std::to_string(v.tests) + " field tests; no bound (" + v.bound.note + ")";
-  } else if (v.delta_achieved > o.delta) {
+  } else if (!(v.delta_achieved <= o.delta)) {
     v.kind = VerdictKind::kPassed;
     v.summary = "passed " + std::to_string(v.tests) + " field tests; delta " + fmt(v.delta_achieved) +
                 " not below the requested " + fmt(o.delta) + " (test cap)";
@@ -240,6 +275,10 @@ std::string_view verdict_name(VerdictKind k) {
   return "?";
 }
 
+bool accepted(VerdictKind k) {
+  return k == VerdictKind::kVerified || k == VerdictKind::kPassed || k == VerdictKind::kUnproved;
+}
+
 Verdict check(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const VerifyOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   Verdict v;
@@ -256,17 +295,39 @@ Verdict check(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const Ver
   Rng rng(o.seed);
   if (!v.lax) {
     v.lax_note = !lr.lax ? "reference: " + lr.reason : "candidate: " + lc.reason;
-    v.floats = float_check(ref, cand, v.permutation, o.seed);
-    v.float_checked = true;
-    v.kind = v.floats.ok ? VerdictKind::kUnproved : VerdictKind::kUnstable;
-    v.summary = std::string(v.floats.ok ? "unproved" : "rejected by the float check") +
-                ": not Lax (" + v.lax_note + "), so only the float check ran";
+    if (run_float_check(ref, cand, o, v, /*equality=*/true)) {
+      v.kind = v.floats.ok ? VerdictKind::kUnproved : VerdictKind::kUnstable;
+      v.summary = std::string(v.floats.ok ? "unproved" : "rejected by the float check") +
+                  ": not Lax (" + v.lax_note + "), so only the float check ran";
+    }
   } else if (o.mode == Mode::kScreen) {
+    const bool sqrt = lr.has_sqrt || lc.has_sqrt;
     const auto want = sample_boxes(ref, o.screen_samples, rng);
-    const Round r = run_tests(ref, cand, o, SqrtMode::kPowerMap, want, v.permutation, rng, 1, v);
+    const SqrtMode sm = sqrt ? SqrtMode::kFreshVariable : SqrtMode::kPowerMap;
+    if (sqrt && o.undecided == Undecided::kPowerMapThenFloatCheck) {
+      // The search's order: the power map first, a cheap filter that rejects most wrong
+      // candidates in one test (a difference there proves nothing: INCONCLUSIVE).
+      std::vector<int> perm;
+      Verdict scratch;
+      const Round pm = run_tests(ref, cand, o, SqrtMode::kPowerMap, want, perm, rng, 1, scratch);
+      if (pm.outcome != FieldOutcome::kEqual) {
+        if (pm.outcome == FieldOutcome::kDifferent) {
+          v.kind = VerdictKind::kInconclusive;
+          v.summary = "inconclusive: different with power-map sqrt (" + pm.detail +
+                      "), which proves nothing";
+        } else {
+          finish_field_failure(pm, v);
+        }
+        v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return v;
+      }
+    }
+    const Round r = run_tests(ref, cand, o, sm, want, v.permutation, rng, 1, v);
     if (r.outcome == FieldOutcome::kEqual) {
       v.kind = VerdictKind::kPassed;
       v.summary = "passed the screen: 1 field test on " + std::to_string(v.entries_compared) + " output entries";
+    } else if (r.outcome == FieldOutcome::kDifferent && sqrt) {
+      undecided(ref, cand, o, want, rng, std::string(kSqrtUndecided) + ": " + r.detail, v);
     } else {
       finish_field_failure(r, v);
     }
@@ -284,7 +345,7 @@ std::string format_verdict(const Verdict& v, const ir::KernelGraph& ref, const i
   o << "lax: " << (v.lax ? "yes" : "no, " + v.lax_note) << "\n";
   o << "tests: " << v.tests << " passed (" << v.redraws << " redrawn after a zero divisor), "
     << v.entries_compared << " output entries compared per test\n";
-  if (v.mode == Mode::kCertify && v.lax) {
+  if (v.mode == Mode::kCertify && v.lax && !v.bound.note.empty()) {
     if (v.bound.vacuous)
       o << "delta: no bound (" << v.bound.note << ")\n";
     else if (v.delta_achieved >= 0)

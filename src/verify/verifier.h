@@ -1,26 +1,50 @@
 // The equivalence verifier: check(ref, cand) -> Verdict (STYLE rule 11). Two modes.
 //
-// SCREEN (inside the search): one random test over Z_p x Z_q with power-map sqrt, comparing a
-// random subset of output entries: kScreenSamples entries per output, drawn uniformly, and
-// every entry of the box they span (field_eval.h computes only what those entries need). The
-// trade-off: a candidate wrong in only a few entries escapes unless one is sampled; wrong
-// reductions, maps and operands spoil whole rows, columns or tiles and are caught with
-// probability ~1 - (1 - fraction wrong)^samples. tests/verify/catalog_test.cc measures the
-// false-accept rate over the mutant catalog (bench/results/verify.md records it). No float
-// check (it needs full float runs).
+// WHAT A VERDICT MEANS (the contract every caller relies on):
+//   VERIFIED        certify only: every output entry agreed in tests whose number makes the
+//                   stated false-accept bound (verify/lax.h) <= delta, every choice the verifier
+//                   made (the output permutation) fixed before the counted tests, and the float
+//                   check ran and passed. The only verdict that proves anything.
+//   PASSED          the field tests agreed but prove nothing at delta (screen mode; no finite
+//                   bound; test cap); the float check ran and passed in certify mode.
+//   UNPROVED        the field test cannot decide (not Lax; sqrt identities) and the float check
+//                   ran and passed.
+//   NOT EQUIVALENT  a field test found a differing entry in a program pair the field models
+//                   faithfully (no sqrt): over the reals the programs differ.
+//   UNSTABLE        rejected by the float check (equal over the field but numerically far
+//                   worse, or the field could not decide and the float runs disagree).
+//   INCONCLUSIVE    nothing could be concluded: too many zero divisors, a float check that could
+//                   not judge (non-finite float64 reference at every input scale), or an
+//                   undecided field test the caller asked not to float-check.
+//   ERROR           the graphs cannot be compared (different inputs or output shapes).
+// So a wrong candidate is never VERIFIED (but with probability <= delta), and never PASSED or
+// UNPROVED without a float check that ran and passed (screen-mode PASSED: the field test only,
+// as for any screen); a correct one is never NOT EQUIVALENT.
+//
+// SCREEN (inside the search): one random test over Z_p x Z_q, comparing a random subset of
+// output entries: kScreenSamples entries per output, drawn uniformly, and every entry of the box
+// they span (field_eval.h computes only what those entries need). The trade-off: a candidate
+// wrong in only a few entries escapes unless one is sampled; wrong reductions, maps and operands
+// spoil whole rows, columns or tiles and are caught with probability ~1 - (1 - fraction
+// wrong)^samples. tests/verify/catalog_test.cc measures the false-accept rate over the mutant
+// catalog (bench/results/verify.md records it). No float check (it needs full float runs).
 //
 // CERTIFY (on the final answer): every output entry, repeated with fresh inputs, a fresh w and a
-// fresh sqrt oracle until the per-test bound of verify/lax.h raised to the number of tests
-// reaches delta, plus the float check. Programs with sqrt are tested with fresh-variable sqrt
-// (the bound needs it); if that rejects a candidate that power-map sqrt accepts, the candidate
-// is equal only through sqrt identities (sqrt(x) sqrt(y) = sqrt(x y)) and is reported unproved.
-// When the bound is vacuous (softmax over thousands of keys) the verdict says "no bound" and
-// kNoBoundTests tests are run. A test that meets a zero divisor is redrawn, never counted.
+// fresh sqrt oracle until the per-test bound of verify/lax.h raised to the number of counted
+// tests reaches delta, plus the float check. The first test also chooses the output
+// permutation when the reference has more than one output; it is then not counted (the bound
+// holds for tests drawn after every choice is fixed).
+//
+// SQRT. Programs with sqrt are tested with sqrt as a fresh variable (finite_field.h proves what
+// that can and cannot conclude): agreement is evidence like any other test; a difference proves
+// nothing (sqrt(25 x) = 5 sqrt(x) differs there), so it is never NOT EQUIVALENT: the float check
+// decides between UNPROVED and UNSTABLE (VerifyOptions::undecided).
 //
 // NON-LAX programs (relu, gelu, two exps on a path): only the float check runs; the verdict is
-// "unproved", never "verified".
+// UNPROVED or UNSTABLE, never VERIFIED.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,28 +60,42 @@ enum class Mode { kScreen, kCertify };
 inline constexpr int kScreenSamples = 4;  // output entries sampled per output in screen mode
 inline constexpr int kNoBoundTests = 4;   // certify tests when no bound applies
 
+// What to do when the field test cannot decide (a program with sqrt whose fresh-variable test
+// differs): run the float check (the honest answer, `mugraph verify`), first ask power-map sqrt
+// and give up on a difference there (the search: a cheap filter that may lose a correct
+// candidate whose constants are non-residues, never accepts a wrong one without the float
+// check), or give up at once (INCONCLUSIVE).
+enum class Undecided { kFloatCheck, kPowerMapThenFloatCheck, kGiveUp };
+
 struct VerifyOptions {
   Mode mode = Mode::kCertify;
   double delta = 1e-9;                 // certify: wanted bound on wrongly accepting
   uint64_t seed = 0;
-  FieldParams field;
+  FieldParams field;                   // used when random_primes is off
+  bool random_primes = true;           // a fresh (p, q) per test (finite_field.h: RANDOM PRIMES)
   int screen_samples = kScreenSamples;
   int max_tests = 1000;                // certify: never more tests than this
   int no_bound_tests = kNoBoundTests;
   int max_redraws = 20;                // zero-divisor redraws before giving up
   int threads = 0;                     // for a graph-defined kernel's blocks; 0: all cores
+  Undecided undecided = Undecided::kFloatCheck;
+  // The float check's input seed when set (else `seed`). The search sets one seed for all its
+  // candidates so that the reference's float runs are computed once (float_check.h caches them).
+  std::optional<uint64_t> float_seed;
 };
 
 enum class VerdictKind {
   kVerified,       // certify: all tests passed, bound <= delta, float check passed
   kPassed,         // passed every test, but no proof at delta (screen, no bound, cap reached)
-  kNotEquivalent,  // a field test found a differing entry
-  kUnstable,       // equal over the field, rejected by the float check
-  kUnproved,       // not Lax (float check only), or equal only through sqrt identities
-  kInconclusive,   // too many zero divisors
+  kNotEquivalent,  // a field test found a differing entry (no sqrt: a real difference)
+  kUnstable,       // rejected by the float check
+  kUnproved,       // the field cannot decide (not Lax, sqrt); the float check passed
+  kInconclusive,   // zero divisors, a float check that could not judge, or given up
   kError,          // the graphs cannot be compared (inputs differ, ...)
 };
 std::string_view verdict_name(VerdictKind k);
+// Whether the candidate was accepted at all (VERIFIED, PASSED or UNPROVED).
+bool accepted(VerdictKind k);
 
 struct Verdict {
   VerdictKind kind = VerdictKind::kError;

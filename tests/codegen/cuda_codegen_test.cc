@@ -26,6 +26,7 @@ using testing::test_cuda_jit;
 // ---- compile (no GPU needed) ----------------------------------------------------------------
 
 TEST(CudaCodegen, EveryExampleCompilesForSm80AndSm90) {
+  MG_SKIP_WITHOUT_NVCC();
   const Named ex = examples();
   auto so = driver::compile_cuda(ex.named(), target::h100(), test_cuda_jit());
   ASSERT_TRUE(so.ok()) << so.status().message();
@@ -33,6 +34,7 @@ TEST(CudaCodegen, EveryExampleCompilesForSm80AndSm90) {
 }
 
 void compile_candidates(const std::string& program) {
+  MG_SKIP_WITHOUT_NVCC();
   const Named c = candidates(program);
   ASSERT_GE(c.graphs.size(), 2u) << program << ": the search found nothing to generate";
   auto so = driver::compile_cuda(c.named(), target::h100(), test_cuda_jit());
@@ -129,6 +131,7 @@ TEST(CudaJit, MissingNvccIsAClearError) {
 }
 
 TEST(CudaJit, CompileErrorShowsTheLogAndTheSource) {
+  MG_SKIP_WITHOUT_NVCC();
   codegen::Module m;
   m.source = "this is not CUDA\n";
   auto so = runtime::compile_cuda(m, test_cuda_jit());

@@ -12,6 +12,20 @@
 
 namespace mugraph::testing {
 
+// The CUDA toolkit is not a Debian package (it is at /usr/local/cuda on this project's machines,
+// CI included): on a machine without nvcc the tests that compile CUDA skip and say why.
+inline std::string nvcc_missing() {
+  const std::string nvcc = driver::default_cuda_jit_options().nvcc;
+  if (std::filesystem::exists(nvcc)) return "";
+  return "nvcc not found (looked at " + nvcc +
+         ", $CUDA_HOME/bin and $PATH): install the CUDA toolkit to run the CUDA compile tests";
+}
+#define MG_SKIP_WITHOUT_NVCC()                                               \
+  do {                                                                        \
+    if (const std::string why = ::mugraph::testing::nvcc_missing(); !why.empty()) \
+      GTEST_SKIP() << why;                                                    \
+  } while (0)
+
 inline runtime::CudaJitOptions test_cuda_jit() {
   runtime::CudaJitOptions o = driver::default_cuda_jit_options();
   o.cache_dir = (std::filesystem::temp_directory_path() / "mugraph-test-cache" / "cuda").string();

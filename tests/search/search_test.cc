@@ -318,5 +318,30 @@ TEST(Search, RejectsBadOptionsAndPrograms) {
   EXPECT_NE(gd.status().message().find("graph-defined"), std::string::npos);
 }
 
+// Issue 19: grid size 0 divided by zero (SIGFPE), negative sizes and an empty block range were
+// taken silently, and superoptimize partitioned a graph-defined op away ("no uGraph").
+TEST(Search, SuperoptimizeRejectsBadGridsAndGraphDefinedOps) {
+  const ir::KernelGraph p = load_data("lora");
+  auto error_of = [&](const ir::KernelGraph& g, const SearchOptions& o) {
+    auto r = superoptimize(g, o);
+    EXPECT_FALSE(r.ok());
+    return r.ok() ? std::string() : r.status().message();
+  };
+  SearchOptions o = lora_options();
+  o.grid_sizes = {1, 0};
+  EXPECT_NE(error_of(p, o).find("grid size 0 must be >= 1 (--grid-sizes)"), std::string::npos);
+  o.grid_sizes = {4, -2};
+  EXPECT_NE(error_of(p, o).find("grid size -2 must be >= 1"), std::string::npos);
+  o = lora_options();
+  o.min_blocks = 64;
+  o.max_blocks = 8;
+  EXPECT_NE(error_of(p, o).find("max blocks 8 is below min blocks 64"), std::string::npos);
+  o.min_blocks = 0;
+  EXPECT_NE(error_of(p, o).find("min blocks 0 must be >= 1"), std::string::npos);
+  EXPECT_NE(error_of(load_example("rms_norm_matmul.fused"), lora_options())
+                .find("the program must consist of predefined ops; kernel op 'Y' is graph-defined"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace mugraph::search

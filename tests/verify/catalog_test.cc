@@ -336,7 +336,7 @@ std::vector<Pair> pairs() {
       {mats + "T = matmul(A, B)\nO = matmul(T, C)\noutput O\n", mats + "T = matmul(B, C)\nO = matmul(A, T)\noutput O\n", "matmul associativity", true},
       {xy + "S = sum(X, dim=1, group=8)\noutput S\n", xy + "T = sum(X, dim=1, group=2)\nS = sum(T, dim=1, group=4)\noutput S\n", "sum(i, sum(j, x)) = sum(ij, x)", true},
       {xy + "T = square(X)\nO = sqrt(T)\nP = mul(O, Y)\noutput P\n", xy + "T = mul(X, X)\nO = sqrt(T)\nP = mul(Y, O)\noutput P\n", "square as mul under sqrt", true},
-      {xy + "T = scale(X, factor=1/16)\nO = sqrt(T)\noutput O\n", xy + "O = sqrt(X)\nT = scale(O, factor=1/4)\noutput T\n", "sqrt(x/16) = sqrt(x)/4 (power map only)", false},
+      {xy + "T = scale(X, factor=1/16)\nO = sqrt(T)\noutput O\n", xy + "O = sqrt(X)\nT = scale(O, factor=1/4)\noutput T\n", "sqrt(x/16) = sqrt(x)/4 (sqrt algebra: unproved)", false},
       {xy + "R = repeat(X, dim=1, times=2)\nS = sum(R, dim=1, group=16)\noutput S\n", xy + "S0 = sum(X, dim=1, group=8)\nS = scale(S0, factor=2)\noutput S\n", "sum of a repeat", true},
       {xy + "C = concat(X, Y, dim=1)\nS = sum(C, dim=1, group=16)\noutput S\n", xy + "A = sum(X, dim=1, group=8)\nB = sum(Y, dim=1, group=8)\nS = add(A, B)\noutput S\n", "sum over a concat", true},
       {ex("lora"), ex("lora.concat_matmul"), "example: LoRA concat-matmul (paper size)", true},
@@ -349,7 +349,8 @@ TEST(Catalog, EveryEquivalentPairIsAccepted) {
   for (const Pair& p : ps) {
     SCOPED_TRACE(p.law);
     const Verdict s = run(p.ref, p.cand, Mode::kScreen, 2);
-    EXPECT_EQ(s.kind, VerdictKind::kPassed) << s.summary;
+    // An identity of sqrt algebra is undecided by the field: the float check accepts it.
+    EXPECT_EQ(s.kind, p.proved ? VerdictKind::kPassed : VerdictKind::kUnproved) << s.summary;
     const Verdict c = run(p.ref, p.cand, Mode::kCertify, 3);
     if (p.proved) {
       EXPECT_EQ(c.kind, VerdictKind::kVerified) << c.summary;

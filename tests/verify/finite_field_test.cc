@@ -1,5 +1,6 @@
 // The finite field Z_p x Z_q: the constants' preconditions, Table 3's operations on scalars, and
 // one-test equivalence checks of real uGraphs through the shared interpreter.
+#include <set>
 #include "test_util.h"
 #include "verify/field_test.h"
 
@@ -206,6 +207,30 @@ TEST(FieldTest, TinyConstantChangesAreCaught) {
   EXPECT_EQ(test_pair(in + sums + "m = scale(s, factor=1/4096)\n" + tail,
                       in + sums + "m = scale(s, factor=1/4095)\n" + tail, 6),
             FieldOutcome::kDifferent);
+}
+
+}  // namespace
+}  // namespace mugraph::verify
+
+namespace mugraph::verify {
+namespace {
+
+// Random primes (issue 19's fuzz found 2^33 = 4 mod 2^31 - 1 accepted by every fixed-q test):
+// every drawn pair satisfies the field's preconditions and lies in the documented ranges, and
+// the draws differ.
+TEST(FieldParamsDraw, RandomPairsAreValidAndInRange) {
+  Rng rng(7);
+  std::set<uint64_t> qs;
+  for (int i = 0; i < 50; ++i) {
+    const FieldParams f = random_field_params(rng);
+    EXPECT_TRUE(check_field_params(f).ok()) << check_field_params(f).message();
+    EXPECT_GE(f.q, kLeastRandomField.q);
+    EXPECT_LT(f.q, uint64_t{1} << 31);
+    EXPECT_GE(f.p, kLeastRandomField.p);
+    EXPECT_LT(f.p, uint64_t{1} << 62);
+    qs.insert(f.q);
+  }
+  EXPECT_GE(qs.size(), 45u);
 }
 
 }  // namespace

@@ -1,0 +1,7 @@
+# (X + Y) Z.
+input X : f32[4, 8]
+input Y : f32[4, 8]
+input Z : f32[4, 8]
+T = add(X, Y)
+O = mul(T, Z)
+output O

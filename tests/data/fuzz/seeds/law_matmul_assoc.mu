@@ -1,0 +1,7 @@
+# (A B) C.
+input A : f32[4, 6]
+input B : f32[6, 5]
+input C : f32[5, 3]
+T = matmul(A, B)
+O = matmul(T, C)
+output O

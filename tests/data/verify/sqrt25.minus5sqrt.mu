@@ -1,0 +1,4 @@
+input X : f32[4, 8]
+R = sqrt(X)
+Y = scale(R, factor=-5)
+output Y
