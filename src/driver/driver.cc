@@ -266,6 +266,13 @@ Result<std::string> write_search_results(const search::SuperoptimizeResult& r,
     j["verdict"] = verdict;
     return j.dump(1) + "\n";
   };
+  // Files of an earlier run in the same directory must not outlive this one's verdicts.
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_directory() && name.rfind("part", 0) == 0 &&
+        name.find_first_not_of("0123456789", 4) == std::string::npos)
+      fs::remove_all(e.path(), ec);
+  }
   for (size_t k = 0; k < r.parts.size(); ++k) {
     const fs::path part = fs::path(dir) / ("part" + std::to_string(k));
     fs::create_directories(part, ec);
@@ -280,8 +287,9 @@ Result<std::string> write_search_results(const search::SuperoptimizeResult& r,
     }
   }
   // A best.mu of an earlier run in the same directory must not outlive this one's verdict.
-  fs::remove(fs::path(dir) / "best.mu", ec);
-  fs::remove(fs::path(dir) / "best.json", ec);
+  for (const char* stale : {"best.mu", "best.json"})
+    if (fs::exists(fs::path(dir) / stale) && !fs::remove(fs::path(dir) / stale, ec))
+      return error("cannot remove the earlier '", (fs::path(dir) / stale).string(), "'");
   if (hand_out_best(r, accept_unproved)) {
     const std::string verdict = std::string(verify::verdict_name(r.certified.kind)) +
                                 " (certify): " + r.certified.summary;

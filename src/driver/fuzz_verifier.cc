@@ -117,28 +117,8 @@ std::string matching_text(const std::vector<int>& m) {
   return s + "]";
 }
 
-// KNOWN CRASH, skipped until fixed (tests/data/fuzz/crash_dead_thread_graph.*.mu): the screen's
-// demand-driven field evaluation segfaults on a thread graph whose outputs no saver needs
-// (src/verify/field_eval.cc, eval_block_node). Such pairs are counted as skipped, never run.
-bool has_dead_thread_graph(const ir::KernelGraph& g) {
-  for (const ir::KernelOp& op : g.ops) {
-    if (!op.graph_defined) continue;
-    const ir::BlockGraph& bg = *op.block;
-    std::vector<bool> live(bg.tensors.size(), false);
-    for (size_t k = bg.nodes.size(); k-- > 0;) {
-      const ir::BlockNode& n = bg.nodes[k];
-      bool needed = n.kind == ir::BlockNodeKind::kOutputSaver;
-      for (ir::TensorId t : n.outputs) needed = needed || live[static_cast<size_t>(t)];
-      if (n.kind == ir::BlockNodeKind::kThreadGraph && !needed) return true;
-      if (needed)
-        for (ir::TensorId t : n.inputs) live[static_cast<size_t>(t)] = true;
-    }
-  }
-  return false;
-}
-
 struct Outcome {
-  bool no_site = false, invalid = false, skipped = false;
+  bool no_site = false, invalid = false;
   int invalid_mutants = 0;
   Truth truth = Truth::kUndecided;
   std::array<verify::VerdictKind, 2> verdicts{};
@@ -223,8 +203,6 @@ Outcome run_trial(const std::vector<verify::SeedPair>& seeds, const FuzzOptions&
   out.invalid_mutants = t.invalid_mutants;
   out.invalid = !t.no_site && !t.status.ok();
   if (!t.status.ok()) return out;
-  out.skipped = has_dead_thread_graph(t.cand) || has_dead_thread_graph(t.ref);
-  if (out.skipped) return out;
   const GroundTruth gt = ground_truth(t.ref, t.cand);
   out.truth = gt.truth;
   if (gt.truth != Truth::kUndecided)
@@ -242,8 +220,7 @@ void count(const Outcome& x, FuzzRow& r) {
   r.invalid_mutants += x.invalid_mutants;
   if (x.no_site) ++r.no_site;
   if (x.invalid) ++r.invalid;
-  if (x.skipped) ++r.skipped;
-  if (x.no_site || x.invalid || x.skipped) return;
+  if (x.no_site || x.invalid) return;
   if (x.truth == Truth::kUndecided) {
     ++r.undecided;
     return;
@@ -310,7 +287,7 @@ std::string comment_block(const std::string& text) {
 
 void FuzzRow::add(const FuzzRow& o) {
   trials += o.trials, no_site += o.no_site, invalid += o.invalid, undecided += o.undecided;
-  invalid_mutants += o.invalid_mutants, skipped += o.skipped;
+  invalid_mutants += o.invalid_mutants;
   equal += o.equal, different += o.different;
   screen_false_accepts += o.screen_false_accepts;
   screen_sampling_misses += o.screen_sampling_misses;
@@ -375,10 +352,10 @@ namespace {
 std::string table_row(const std::string& name, const FuzzRow& x) {
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "%-14s %7lld %7lld %7lld %7lld %9lld %7lld %9lld %6lld %7lld %6lld %6lld %6lld "
-                "%8.2f %9lld\n",
+                "%-14s %7lld %7lld %7lld %9lld %7lld %9lld %6lld %7lld %6lld %6lld %6lld %8.2f "
+                "%9lld\n",
                 name.c_str(), (long long)x.trials, (long long)x.no_site, (long long)x.invalid,
-                (long long)x.skipped, (long long)x.undecided, (long long)x.equal,
+                (long long)x.undecided, (long long)x.equal,
                 (long long)x.different, (long long)x.screen_false_accepts,
                 (long long)x.screen_sampling_misses, (long long)x.screen_false_rejects,
                 (long long)x.certify_false_accepts, (long long)x.certify_false_rejects,
@@ -421,10 +398,9 @@ std::string format_fuzz_report(const FuzzReport& r) {
     << fmt(r.seconds) << " s (slowest trial " << r.slowest_trial << ": " << fmt(r.slowest_seconds)
     << " s)\n";
   o << "FA: false accepts (scrFA: of which scrMiss sampling misses), FR: false rejects\n";
-  std::snprintf(buf, sizeof buf, "%-14s %7s %7s %7s %7s %9s %7s %9s %6s %7s %6s %6s %6s %8s %9s\n",
-                "kind", "trials", "no-site", "invalid", "skipped", "undecided", "equal",
-                "different", "scrFA", "scrMiss", "scrFR", "cerFA", "cerFR", "ms/trial",
-                "inval.mut");
+  std::snprintf(buf, sizeof buf, "%-14s %7s %7s %7s %9s %7s %9s %6s %7s %6s %6s %6s %8s %9s\n",
+                "kind", "trials", "no-site", "invalid", "undecided", "equal", "different",
+                "scrFA", "scrMiss", "scrFR", "cerFA", "cerFR", "ms/trial", "inval.mut");
   o << buf;
   const auto& kinds = verify::all_mutations();
   for (size_t k = 0; k < kinds.size(); ++k)

@@ -77,7 +77,6 @@ inline constexpr int kVerdictKinds = 7;
 struct FuzzRow {
   int64_t trials = 0, no_site = 0, invalid = 0, undecided = 0, equal = 0, different = 0;
   int64_t invalid_mutants = 0;  // discarded mutants, also those of trials that drew a valid one
-  int64_t skipped = 0;          // pairs a known verifier crash would stop (fuzz_verifier.cc)
   int64_t screen_false_accepts = 0, screen_false_rejects = 0;
   int64_t screen_sampling_misses = 0;  // of the screen's false accepts, the sampling misses
   int64_t certify_false_accepts = 0, certify_false_rejects = 0;

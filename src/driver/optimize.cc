@@ -324,7 +324,9 @@ Status write_optimize_results(const OptimizeReport& r, const ir::KernelGraph& pr
                  : std::string(verify::verdict_name(r.certified.kind)) + " (certify): " +
                        r.certified.summary;
   MG_RETURN_IF_ERROR(write("best.mu", text_with_verdict(r.chosen().graph, verdict)));
-  MG_RETURN_IF_ERROR(write("best.json", ir::to_json(r.chosen().graph) + "\n"));
+  nlohmann::json best = nlohmann::json::parse(ir::to_json(r.chosen().graph));
+  best["verdict"] = verdict;
+  MG_RETURN_IF_ERROR(write("best.json", best.dump(1) + "\n"));
   if (!r.best_source.empty())
     MG_RETURN_IF_ERROR(write(r.target.kind == target::Kind::kCpu ? "best_cpu.cc" : "best.cu",
                              r.best_source));

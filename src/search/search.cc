@@ -471,16 +471,20 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
 
 namespace {
 
-// Certifies r.best; when certify rejects it, marks the candidate at fault (the part candidate
-// that certify rejects against its part program) and tries the next one of that part, up to
-// options.certify_tries per part. An accepted verdict (VERIFIED, or PASSED/UNPROVED: the next
-// candidate would not be provable either) ends the loop.
+// Certifies r.best; when certify does not say VERIFIED, marks the candidate (the part
+// candidate at fault when certify rejects: the one certify rejects against its part program)
+// and tries the next one of that part, up to options.certify_tries attempts in all. A VERIFIED
+// verdict ends the loop; a "no bound" PASSED too (the next candidate of the same program has no
+// bound either); after an UNPROVED one (sqrt identities: another candidate may keep the
+// radicands) the search goes on and falls back to the first accepted one. The handed-out graph
+// gets certify's output permutation applied, so its outputs are in program order.
 void certify_best(const ir::KernelGraph& program, const SearchOptions& options,
                   SuperoptimizeResult& r) {
   const auto tc = Clock::now();
   verify::VerifyOptions vo;
   vo.mode = verify::Mode::kCertify;
   vo.seed = options.seed;
+  vo.float_seed = options.seed ^ 0x9e3779b97f4a7c15ULL;  // not the screens' float inputs
   const size_t nparts = r.parts.size();
   std::vector<size_t> idx(nparts, 0);
   auto mark = [&](size_t k, const verify::Verdict& v) {
@@ -489,6 +493,7 @@ void certify_best(const ir::KernelGraph& program, const SearchOptions& options,
     c.verdict_text = std::string(verify::verdict_name(v.kind)) + " (certify, seed " +
                      std::to_string(vo.seed) + "): " + v.summary;
   };
+  std::optional<std::pair<ir::KernelGraph, verify::Verdict>> fallback;  // first accepted
   for (int attempt = 0;; ++attempt) {
     std::vector<ir::KernelGraph> chosen;
     for (size_t k = 0; k < nparts; ++k) chosen.push_back(r.parts[k].candidates[idx[k]].graph);
@@ -496,21 +501,35 @@ void certify_best(const ir::KernelGraph& program, const SearchOptions& options,
     r.certified = verify::check(program, *r.best, vo);
     r.certify_ran = true;
     if (nparts == 1) mark(0, r.certified);
-    if (verify::accepted(r.certified.kind) || attempt + 1 >= options.certify_tries) break;
+    const verify::VerdictKind kind = r.certified.kind;
+    if (verify::accepted(kind)) {
+      r.best = in_program_order(std::move(*r.best), r.certified.permutation);
+      r.certified.permutation.clear();
+      if (!fallback) fallback.emplace(*r.best, r.certified);
+      if (kind != verify::VerdictKind::kUnproved) break;
+    }
+    if (attempt + 1 >= options.certify_tries) break;
     if (options.cancel && options.cancel->load()) break;
     bool advanced = false;
     for (size_t k = 0; k < nparts; ++k) {
+      verify::VerdictKind part_kind = kind;
       if (nparts > 1) {
         const verify::Verdict v = verify::check(r.partition.parts[k].program, chosen[k], vo);
         mark(k, v);
-        if (verify::accepted(v.kind)) continue;
+        part_kind = v.kind;
+        if (part_kind == verify::VerdictKind::kVerified) continue;
       }
-      r.certify_rejected.push_back("part " + std::to_string(k) + " candidate " +
-                                   std::to_string(idx[k] + 1) + ": " +
-                                   std::string(verify::verdict_name(r.certified.kind)));
+      if (!verify::accepted(part_kind))
+        r.certify_rejected.push_back("part " + std::to_string(k) + " candidate " +
+                                     std::to_string(idx[k] + 1) + ": " +
+                                     std::string(verify::verdict_name(part_kind)));
       if (idx[k] + 1 < r.parts[k].candidates.size()) ++idx[k], advanced = true;
     }
     if (!advanced) break;
+  }
+  if (r.certified.kind != verify::VerdictKind::kVerified && fallback) {
+    r.best = fallback->first;
+    r.certified = fallback->second;
   }
   for (SearchResult& p : r.parts) p.stats.certify_seconds = since(tc);
 }

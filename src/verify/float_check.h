@@ -11,8 +11,9 @@
 // orders of magnitude; kFactor = 16 leaves room for that while an unstable candidate (error
 // 1e3x the reference's) fails. The floor covers references that happen to be almost exact.
 // WHEN THE RULE CANNOT JUDGE. A float64 reference that is not finite (exp of large arguments)
-// is retried on inputs scaled by 1/4, 1/16, 1/64 and 1/256, then made non-negative (sqrt of a
-// raw input) at scales 1, 1/16, 1/256: equal programs are equal on every input of their domain;
+// is retried on inputs scaled by 1/4, 1/16, 1/64 and 1/256, then with the inputs that feed a
+// sqrt made non-negative (sqrt of a raw input; the others keep their signs) at scales 1, 1/16,
+// 1/256: equal programs are equal on every input of their domain;
 // the note says which inputs were used. When the program itself overflows in its own
 // precision (the float32 reference is not finite while the float64 one is), that is the
 // program's doing, never the candidate's: the candidate is then compared in float64 against the

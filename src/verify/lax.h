@@ -84,6 +84,7 @@ struct LaxInfo {
   bool has_exp = false, has_sqrt = false;
   std::vector<Form> outputs;
   double sqrt_evaluations = 0;     // over all blocks and iterations
+  bool sqrt_of_exp = false;        // some radicand holds an exp: no bound (lax.cc says why)
   double radicand_degree = 0;
   double divisions = 0;            // divisions by exp-free values, over all blocks and iterations
   double divisor_degree = 0;       // their max degree

@@ -1,8 +1,10 @@
 // Differential fuzzing of the verifier (issue 19): the mutation generator (verify/mutate.h)
 // makes valid pairs of every kind, deterministically; the float64 ground truth matches outputs
-// up to a permutation; and over 4,000 seeded trials neither mode accepts a pair the interpreter
-// finds different, but for the screen's sampling misses (bench/verify_fuzz runs the same at
-// 100,000 trials: bench/results/verify.md).
+// up to a permutation; the pairs the fuzzer found (tests/data/fuzz/) stay fixed; and over 4,000
+// seeded trials neither mode accepts a pair the interpreter finds different, but for the
+// screen's sampling misses (bench/verify_fuzz runs the same at 100,000 trials:
+// bench/results/verify.md).
+#include <array>
 #include <cstdio>
 #include <filesystem>
 
@@ -15,7 +17,8 @@ namespace {
 using driver::Truth;
 using mugraph::testing::parse_ok;
 
-const std::string kSeedDir = std::string(MUGRAPH_TEST_DATA_DIR) + "/fuzz/seeds";
+const std::string kFuzzDir = std::string(MUGRAPH_TEST_DATA_DIR) + "/fuzz";
+const std::string kSeedDir = kFuzzDir + "/seeds";
 
 std::vector<SeedPair> seeds() {
   auto s = load_seed_pairs(kSeedDir);
@@ -63,21 +66,45 @@ TEST(FuzzVerifier, GroundTruthMatchesOutputsUpToPermutation) {
   EXPECT_EQ(driver::ground_truth(ref, nan).truth, Truth::kUndecided);  // sqrt of negatives
 }
 
+// The saved findings of tests/data/fuzz/ with a name starting `prefix`: {ref, cand, ref text}.
+std::vector<std::array<std::string, 3>> saved_pairs(const std::string& prefix) {
+  std::vector<std::array<std::string, 3>> out;
+  for (const auto& e : std::filesystem::directory_iterator(kFuzzDir)) {
+    const std::string name = e.path().filename().string(), path = e.path().string();
+    const size_t at = path.rfind(".ref.mu");
+    if (name.rfind(prefix, 0) != 0 || at == std::string::npos) continue;
+    out.push_back({path, path.substr(0, at) + ".cand.mu", mugraph::testing::read_file(path)});
+  }
+  return out;
+}
+
+// The pairs that crashed the verifier (crash_*.{ref,cand}.mu, equal pairs) verify in both modes.
+TEST(FuzzVerifier, SavedCrashPairsAreAccepted) {
+  const auto pairs = saved_pairs("crash_");
+  EXPECT_GE(pairs.size(), 1u);
+  for (const auto& [ref_path, cand_path, ref_text] : pairs) {
+    SCOPED_TRACE(ref_path);
+    const auto ref = parse_ok(ref_text);
+    const auto cand = parse_ok(mugraph::testing::read_file(cand_path));
+    EXPECT_EQ(driver::ground_truth(ref, cand).truth, Truth::kEqual);
+    VerifyOptions o;
+    for (Mode mode : {Mode::kScreen, Mode::kCertify}) {
+      o.mode = mode;
+      const Verdict v = check(ref, cand, o);
+      EXPECT_TRUE(mode == Mode::kScreen ? v.kind == VerdictKind::kPassed : accepted(v.kind))
+          << verdict_name(v.kind) << ": " << v.summary;
+    }
+  }
+}
+
 // Every false accept the fuzzer found (tests/data/fuzz/false_accept-*.{ref,cand}.mu, each with
 // the mode and seed it was found with in its "reproduce" comment) stays a different pair that
-// neither mode accepts. crash_*.mu pairs are not run here: they stop the process (see
-// driver/fuzz_verifier.cc).
+// neither mode accepts.
 TEST(FuzzVerifier, SavedFalseAcceptsAreRejected) {
-  namespace fs = std::filesystem;
-  int pairs = 0;
-  for (const auto& e : fs::directory_iterator(std::string(MUGRAPH_TEST_DATA_DIR) + "/fuzz")) {
-    const std::string path = e.path().string();
-    const size_t at = path.rfind(".ref.mu");
-    if (e.path().filename().string().rfind("false_accept-", 0) != 0 || at == std::string::npos)
-      continue;
-    SCOPED_TRACE(path);
-    const std::string ref_text = mugraph::testing::read_file(path);
-    const std::string cand_path = path.substr(0, at) + ".cand.mu";
+  const auto pairs = saved_pairs("false_accept-");
+  EXPECT_GE(pairs.size(), 4u);
+  for (const auto& [ref_path, cand_path, ref_text] : pairs) {
+    SCOPED_TRACE(ref_path);
     const auto ref = parse_ok(ref_text);
     const auto cand = parse_ok(mugraph::testing::read_file(cand_path));
     EXPECT_EQ(driver::ground_truth(ref, cand).truth, Truth::kDifferent);
@@ -91,9 +118,7 @@ TEST(FuzzVerifier, SavedFalseAcceptsAreRejected) {
       EXPECT_FALSE(mode == Mode::kScreen ? v.kind == VerdictKind::kPassed : accepted(v.kind))
           << verdict_name(v.kind) << ": " << v.summary;
     }
-    ++pairs;
   }
-  EXPECT_GE(pairs, 4);
 }
 
 // The fuzzer itself. No false accept in certify mode; in screen mode none beyond sampling misses

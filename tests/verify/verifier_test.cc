@@ -449,3 +449,29 @@ TEST(Verifier, LongChainsVerifyInLinearMemory) {
 
 }  // namespace
 }  // namespace mugraph::verify
+
+namespace mugraph::verify {
+namespace {
+
+// Review findings. (1) When the float64 reference is not finite (sqrt of a raw input), only
+// the inputs that feed a sqrt are made non-negative: |Z| vs Z stays visible.
+TEST(Verifier, OnlyRadicandInputsAreMadeNonNegative) {
+  const std::string in = "input X : f32[4, 8]\ninput Z : f32[4, 8]\n";
+  const auto a = parse_ok(in + "R = sqrt(X)\nY = add(R, Z)\noutput Y\n");
+  const auto b = parse_ok(in + "R = sqrt(X)\nZZ = mul(Z, Z)\nA = sqrt(ZZ)\nY = add(R, A)\noutput Y\n");
+  const Verdict v = check(a, b, certify_opts());
+  EXPECT_FALSE(accepted(v.kind)) << v.summary;
+  EXPECT_EQ(check(a, a, certify_opts()).kind, VerdictKind::kVerified);
+}
+
+// (2) A radicand with exp has no Z_q part: fresh roots are keyed by the Z_p value alone and
+// collide with probability ~1/q per pair, which the bound does not cover: no bound.
+TEST(Verifier, SqrtOfExpHasNoBound) {
+  const auto g = parse_ok("input X : f32[64, 64]\nE = exp(X)\nY = sqrt(E)\noutput Y\n");
+  const Verdict v = check(g, g, certify_opts());
+  EXPECT_NE(v.kind, VerdictKind::kVerified) << v.summary;
+  EXPECT_TRUE(v.bound.vacuous) << v.bound.note;
+}
+
+}  // namespace
+}  // namespace mugraph::verify
