@@ -2,7 +2,8 @@
 // expressions and ask the pruning oracle.
 // Exit codes: 0 ok, 1 user error (bad file, invalid uGraph), 2 internal error,
 // 3 `compare` found a difference / `verify` rejected the candidate / `search` found nothing,
-// 4 `verify` could not prove equivalence (not Lax, no bound, inconclusive) nor refute it,
+// 4 `verify` could not prove equivalence (screen PASSED, not Lax, no bound, inconclusive) nor
+//   refute it,
 // 5 `search` stopped early (time budget, Ctrl-C) before finding a uGraph,
 // 6 `search` found a uGraph that is not VERIFIED (PASSED or UNPROVED): not handed out unless
 //   --accept-unproved.
@@ -140,7 +141,7 @@ int cmd_verify(const Options& o) {
   std::cout << verify::format_verdict(*v, *a, *b);
   switch (v->kind) {
     case verify::VerdictKind::kVerified: return 0;
-    case verify::VerdictKind::kPassed: return o.screen ? 0 : kUnproved;
+    case verify::VerdictKind::kPassed: return kUnproved;  // a screen pass proves nothing
     case verify::VerdictKind::kNotEquivalent:
     case verify::VerdictKind::kUnstable: return kMismatch;
     case verify::VerdictKind::kUnproved:
@@ -330,7 +331,8 @@ int main(int argc, char** argv) {
   CLI::App app{"mugraph: a multi-level superoptimizer for tensor programs.\n"
                "Exit codes: 0 ok, 1 user error, 2 internal error, 3 compare found a difference,\n"
                "verify rejected the candidate, or search found no uGraph that certify accepts,\n"
-               "4 verify could neither prove nor refute, 5 search stopped early before finding\n"
+               "4 verify could neither prove nor refute (a screen PASSED too), 5 search stopped\n"
+               "early before finding "
                "a uGraph, 6 search found a uGraph that is not VERIFIED (--accept-unproved)."};
   app.require_subcommand(1);
   Options o;
