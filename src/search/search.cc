@@ -106,7 +106,7 @@ struct TaskResult {
   bool done = false;
   bool retry = false;  // interrupted in an earlier run: runs to its end (only Ctrl-C stops it)
   std::vector<ir::KernelGraph> graphs;
-  std::vector<std::string> verdicts;  // one per graph
+  std::vector<std::string> verdicts;  // one per graph (the text starts with the verdict's name)
   SearchStats stats;
 };
 
@@ -292,6 +292,16 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
     MG_RETURN_IF_ERROR(read_checkpoint(o.checkpoint, fp, tasks));
   }
 
+  if (o.progress) {
+    int retries = 0;
+    for (const TaskResult& t : tasks) retries += t.retry && !t.done;
+    if (retries > 0)
+      o.progress("search: resuming; " + std::to_string(retries) +
+                 " task(s) cut short last time run to their end first: they ignore the time "
+                 "budget and the state limit (only Ctrl-C stops them), so every resumed run "
+                 "makes progress");
+  }
+
   // Workers take tasks in order; results land in their task's slot.
   std::atomic<int> next{0};
   std::atomic<uint64_t> states{0};
@@ -431,6 +441,8 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
         continue;
       }
       c.verdict_text = t.verdicts[gi];
+      c.verdict = c.verdict_text.rfind("UNPROVED", 0) == 0 ? verify::VerdictKind::kUnproved
+                                                           : verify::VerdictKind::kPassed;
       c.kernel_ops = static_cast<int>(c.graph.ops.size());
       for (const ir::KernelOp& op : c.graph.ops) c.graph_defined_ops += op.graph_defined;
       c.block_ops = block_op_count(c.graph);
@@ -454,12 +466,17 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
     if (result.stop_reason != StopReason::kExhausted)
       os << "the search stopped early (" << stop_reason_name(result.stop_reason) << ") after "
          << s.tasks_done << " of " << ntasks << " tasks; ";
+    const bool stopped = result.stop_reason != StopReason::kExhausted;
     if (s.completed == 0)
-      os << "no prefix reached the program's output expressions within " << o.max_kernel_ops
+      os << "no prefix " << (stopped ? "of the finished tasks " : "")
+         << "reached the program's output expressions within " << o.max_kernel_ops
          << " kernel ops and " << o.max_block_ops << " block ops (" << s.states()
          << " prefixes, " << s.pruned_oracle << " ops pruned by the oracle, "
-         << s.pruned_shape << " by shape, " << s.pruned_memory
-         << " by memory): try larger limits, more grid sizes or for-loop ranges";
+         << s.pruned_shape << " by shape, " << s.pruned_memory << " by memory): "
+         << (stopped ? "give the search more time (--time-budget) or continue it (--resume "
+                       "--checkpoint), or narrow it (--max-block-ops, --min-blocks, "
+                       "--grid-sizes, --forloop)"
+                     : "try larger limits, more grid sizes or for-loop ranges");
     else
       os << s.completed << " uGraphs matched the output expressions but all " << s.rejected
          << " failed the verifier's screen test";
