@@ -226,6 +226,7 @@ FloatReport float_check(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
         const double e64 = rel_err((**c64)[static_cast<size_t>(j)], want);
         if (!(e64 <= kFloat64Tolerance)) {
           rep.outputs.back().ok = false;
+          rep.float64_mismatch = true;
           rep.note += std::string(rep.note.empty() ? "" : "; ") + "output '" + t.name +
                       "': the candidate's float64 run differs from the reference's by " +
                       fmt_g(e64) + " (> " + fmt_g(kFloat64Tolerance) + ")";

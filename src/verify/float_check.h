@@ -46,6 +46,7 @@ struct FloatOutputError {
 struct FloatReport {
   bool ok = true;      // judged and every output accepted
   bool judged = true;  // false: the check could not judge (then ok is false too)
+  bool float64_mismatch = false;  // with `equality`: some output's float64 runs differ
   std::string note;    // inputs scaled, program overflow, or why it could not judge
   std::vector<FloatOutputError> outputs;
 };

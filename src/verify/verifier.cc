@@ -212,7 +212,7 @@ void undecided(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const Ve
   }
   if (!run_float_check(ref, cand, o, v, /*equality=*/true)) return;
   v.kind = v.floats.ok ? VerdictKind::kUnproved : VerdictKind::kUnstable;
-  const bool wrong64 = v.floats.note.find("float64 run differs") != std::string::npos;
+  const bool wrong64 = v.floats.float64_mismatch;
   v.summary = std::string(v.floats.ok ? "unproved"
                           : wrong64   ? "rejected by the float check (the candidate's float64 "
                                         "run differs from the reference's: wrong, or unstable)"
