@@ -47,7 +47,22 @@ out="${OUT:-$root/build/bench_gpu}"
 mkdir -p "$out"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/device.txt"
 echo "== GPU execution tests"
-"$root/.gpu/gpu_test" 2>&1 | tee "$out/gpu_test.log" | grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]" || true
+# A failing GPU test fails the run (a broken driver makes them fail, not skip: see
+# tests/codegen/gpu_execution_test.cc), before any benchmark: timings of wrong kernels mean
+# nothing.
+set +e
+"$root/.gpu/gpu_test" >"$out/gpu_test.log" 2>&1
+tests_rc=$?
+set -e
+grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]" "$out/gpu_test.log" || true
+if [ "$tests_rc" -ne 0 ]; then
+  echo "GPU tests FAILED (exit $tests_rc), see $out/gpu_test.log; no benchmark run" >&2
+  exit 1
+fi
+if grep -qE "^\[ *SKIPPED *\]" "$out/gpu_test.log"; then
+  echo "GPU tests SKIPPED on a GPU machine, see $out/gpu_test.log; no benchmark run" >&2
+  exit 1
+fi
 # shellcheck source=bench/search_options.sh
 source "$root/bench/search_options.sh"
 python3 "$root/bench/gpu/torch_ref.py" rms_norm_matmul --runs 5 --ceilings > "$out/ceilings.json"

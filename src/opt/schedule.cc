@@ -16,12 +16,15 @@ BlockSchedule schedule_block(const ir::BlockGraph& g) {
   std::vector<Slot> produced(g.tensors.size());
   std::vector<Slot> slot(n);
   // Depth of a node in `region`: one after the latest input produced in that same region;
-  // inputs from an earlier region are ready when the region starts.
+  // inputs from an earlier region are ready when the region starts, except that prologue tiles
+  // land with the loop's own loads (the cp.async wait of loop stage 0) and so are ready only at
+  // loop depth 1, after the barrier that ends stage 0.
   auto depth_in = [&](const ir::BlockNode& node, Region region) {
     int d = 0;
     for (ir::TensorId t : node.inputs) {
       const Slot& p = produced[static_cast<size_t>(t)];
       if (p.region == region) d = std::max(d, p.depth + 1);
+      if (p.region == Region::kPrologue && region == Region::kLoop) d = std::max(d, 1);
     }
     return d;
   };

@@ -4,9 +4,12 @@
 //
 // Regions, in execution order:
 //   prologue  loop-invariant input iterators (fmap = phi): loaded once per block;
-//   loop      the for-loop body, run R times: stage 0 holds the streaming iterators, each in-loop
-//             op sits one stage after the latest producer of its inputs (prologue tiles count as
-//             ready), each accumulator one stage after its input's producer;
+//   loop      the for-loop body, run R times: stage 0 is the loads (the streaming iterators'
+//             copies, then the wait for them and, in the first iteration, for the prologue's),
+//             each in-loop op sits one stage after the latest producer of its inputs, each
+//             accumulator one stage after its input's producer; a prologue tile counts as
+//             produced in loop stage 0: another thread's copies of it are visible only after
+//             the barrier that ends stage 0 (there is one even when stage 0 holds no node);
 //   epilogue  post-loop ops by the same depth rule (accumulator outputs ready at its start),
 //             then all output savers together in a final stage (one pass of device writes).
 // A barrier is implied between consecutive stages and at the end of each loop iteration (the
@@ -33,7 +36,9 @@ struct BlockSchedule {
 
 // Precondition: `g` is a valid block graph (ir::validate). Postconditions: every node is in
 // exactly one stage; each node's inputs are produced in an earlier stage; within a region a
-// non-saver node sits in the earliest stage its inputs allow. Cost: O(nodes + edges).
+// non-saver node sits in the earliest stage its inputs allow; the streaming iterators, if any,
+// form the first loop stage alone (no in-loop op reads a tile before stage 0's barrier).
+// Cost: O(nodes + edges).
 BlockSchedule schedule_block(const ir::BlockGraph& g);
 
 }  // namespace mugraph::opt

@@ -11,12 +11,14 @@ namespace mugraph::runtime {
 
 // Defined in the CMake-generated source that embeds runtime/device/*.cuh.
 extern const char* const kDeviceArchText;
+extern const char* const kDeviceFragmentText;
 extern const char* const kDeviceTileText;
 extern const char* const kDeviceTopText;
 
 const std::vector<std::pair<std::string, std::string>>& device_library_files() {
   static const std::vector<std::pair<std::string, std::string>> files = {
       {"mg_arch.cuh", kDeviceArchText},
+      {"mg_fragment.cuh", kDeviceFragmentText},
       {"mg_tile.cuh", kDeviceTileText},
       {"mugraph_device.cuh", kDeviceTopText}};
   return files;

@@ -13,11 +13,13 @@ constexpr int64_t kKiB = 1024, kGiB = 1024 * 1024 * 1024;
 
 const Target& a100() {
   // NVIDIA A100 Tensor Core GPU Architecture whitepaper (2020), SXM4 80GB:
-  // 108 SMs; up to 164 KB shared memory per block (opt-in); 256 KB register file per SM and at
-  // most 255 registers per thread (CUDA C Programming Guide, compute capability 8.0 table);
+  // 108 SMs; 164 KB shared memory per SM, of which one block may opt in to at most 163 KB
+  // (CUDA C Programming Guide, compute capability 8.0 table: 1 KB per SM is reserved for the
+  // system; cudaFuncSetAttribute fails above 166912 bytes); 256 KB register file per SM and at
+  // most 255 registers per thread (same table);
   // 2,039 GB/s HBM2e (A100 80GB datasheet); 312 TFLOP/s dense FP16/BF16 tensor core,
   // 19.5 TFLOP/s FP32.
-  static const Target t{"a100", Kind::kGpu, 108, 80 * kGiB, 164 * kKiB, 256 * kKiB, 255,
+  static const Target t{"a100", Kind::kGpu, 108, 80 * kGiB, 163 * kKiB, 256 * kKiB, 255,
                         2039e9, 312e12, 312e12, 19.5e12, 80};
   return t;
 }

@@ -17,7 +17,8 @@ inline ir::KernelGraph search_data(const std::string& name) {
       .value();
 }
 
-// The program followed by the verified candidates the search finds for it on target `t`: all of
+// The program of discovery space `name` (discovery_program) followed by the verified candidates
+// the search finds for it on target `t`: all of
 // them, up to the best kMaxCandidates by the cost model (the ranking optimize measures from).
 // Only GQA decode's two-kernel space exceeds it (~2300 candidates at the discovery options, whose
 // single nvcc module would take the better part of an hour in CI).
@@ -25,7 +26,7 @@ inline constexpr size_t kMaxCandidates = 128;
 inline std::vector<ir::KernelGraph> program_and_candidates(const std::string& name,
                                                            search::SearchOptions o,
                                                            const target::Target& t) {
-  const ir::KernelGraph program = search_data(name);
+  const ir::KernelGraph program = search_data(discovery_program(name));
   o.threads = 2;
   o.target = t;
   auto r = driver::superoptimize(program, o);

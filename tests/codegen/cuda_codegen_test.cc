@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "codegen/candidates.h"
+#include "codegen/cuda_source_check.h"
 #include "codegen/cuda_test_util.h"
 #include "driver/cuda_backend.h"
 #include "ir/text.h"
@@ -33,10 +34,19 @@ TEST(CudaCodegen, EveryExampleCompilesForSm80AndSm90) {
   EXPECT_TRUE(fs::exists(so.value()));
 }
 
+// The structural checks of cuda_source_check.h on a module's source: none may report.
+void expect_clean_source(const std::string& what, const std::string& source) {
+  for (const std::string& p : testing::check_cp_async_reads(source)) ADD_FAILURE() << what << ": " << p;
+  for (const std::string& p : testing::check_wmma_alignment(source)) ADD_FAILURE() << what << ": " << p;
+}
+
 void compile_candidates(const std::string& program) {
   MG_SKIP_WITHOUT_NVCC();
   const Named c = candidates(program);
   ASSERT_GE(c.graphs.size(), 2u) << program << ": the search found nothing to generate";
+  auto m = driver::generate_cuda(c.named(), target::h100());
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  expect_clean_source(program, m->source);
   auto so = driver::compile_cuda(c.named(), target::h100(), test_cuda_jit());
   ASSERT_TRUE(so.ok()) << so.status().message();
 }
@@ -48,6 +58,101 @@ TEST(CudaCodegen, EveryRmsNormCandidateCompiles) { compile_candidates("rms_norm_
 TEST(CudaCodegen, EveryNTransCandidateCompiles) { compile_candidates("ntrans"); }
 TEST(CudaCodegen, EveryGqaDecodeCandidateCompiles) { compile_candidates("gqa_decode"); }
 TEST(CudaCodegen, EveryQkNormCandidateCompiles) { compile_candidates("qknorm"); }
+// LoRA as one graph-defined kernel, (X A) B chaining two block matmuls (issue 20: the chained
+// matmul's f16 output tile tripped an internal check in 50 of these 65 candidates).
+TEST(CudaCodegen, EveryLoraSingleKernelCandidateCompiles) { compile_candidates("lora_single_kernel"); }
+
+// ---- structure, without nvcc ----------------------------------------------------------------
+
+// Generating the LoRA single-kernel space needs no nvcc (its search takes well under a second),
+// so the quick loop catches a generator that cannot take a matmul feeding a matmul.
+TEST(CudaCodegen, ChainedBlockMatmulsGenerate) {
+  const Named c = candidates("lora_single_kernel");
+  ASSERT_GE(c.graphs.size(), 2u);
+  size_t chained = 0;
+  for (const ir::KernelGraph& g : c.graphs)
+    for (const ir::KernelOp& op : g.ops) {
+      if (!op.graph_defined) continue;
+      std::vector<bool> from_matmul(op.block->tensors.size(), false);
+      for (const ir::BlockNode& n : op.block->nodes) {
+        const bool mm = n.kind == ir::BlockNodeKind::kCompute && n.op == ir::OpKind::kMatmul;
+        for (ir::TensorId t : n.inputs)
+          if (mm && from_matmul[static_cast<size_t>(t)]) ++chained;
+        if (mm) from_matmul[static_cast<size_t>(n.outputs[0])] = true;
+      }
+    }
+  EXPECT_GT(chained, 0u) << "no candidate chains two block matmuls: the space changed";
+  for (size_t i = 0; i < c.graphs.size(); ++i) {
+    auto m = driver::generate_cuda({{"graph", &c.graphs[i]}}, target::h100());
+    ASSERT_TRUE(m.ok()) << c.names[i] << ": " << m.status().message() << "\n"
+                        << ir::print_graph(c.graphs[i]);
+    expect_clean_source(c.names[i], m->source);
+  }
+}
+
+// Issue 20's data race: a tile filled by cp.async is read only after a cp_async_wait covering
+// it and then a __syncthreads() (the wait completes only the calling thread's copies). Loop-
+// invariant tiles used to be read right after the wait (every forloop = 1 kernel, kernel 2 of
+// gqa.flash_decoding, QKNorm's Q-norm in the first iteration). Checked here on every example and
+// on the LoRA single-kernel space (forloop 1 and 4; its search takes a second), and by
+// compile_candidates on every other space (slow: nTrans's search alone takes ~50 s). The WMMA
+// fragments of every matmul_tile call are 32-byte aligned.
+TEST(CudaCodegen, CpAsyncTilesAreReadAfterWaitAndBarrierAndFragmentsAreAligned) {
+  const Named ex = examples();
+  for (size_t i = 0; i < ex.graphs.size(); ++i) {
+    auto m = driver::generate_cuda({{"graph", &ex.graphs[i]}}, target::h100());
+    ASSERT_TRUE(m.ok()) << ex.names[i] << ": " << m.status().message();
+    expect_clean_source(ex.names[i], m->source);
+  }
+  const Named c = candidates("lora_single_kernel");
+  auto m = driver::generate_cuda(c.named(), target::h100());
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  expect_clean_source("lora_single_kernel", m->source);
+}
+
+// The checker itself finds what it looks for (a must-fail test on hand-written kernels).
+TEST(CudaSourceCheck, FindsReadsBeforeTheBarrierAndMisalignedFragments) {
+  const std::string racy = R"(__global__ void __launch_bounds__(128) k_kernel(const mg::f16* d) {
+  extern __shared__ __align__(128) unsigned char smem[];
+  mg::f16* const s_x = reinterpret_cast<mg::f16*>(smem + 0);  // [8, 16]
+  float* const s_y = reinterpret_cast<float*>(smem + 256);  // [8, 16]
+  mg::copy_rows_async(s_x, d, 8, 16, [&](int r) -> int64_t { return r * 16; }, [&](int r) -> int { return r * 16; });
+  mg::cp_async_commit();
+  for (int it = 0; it < 1; ++it) {
+    mg::cp_async_commit();
+    mg::cp_async_wait<0>();
+    s_y[0] = mg::ld(s_x[0]);
+    __syncthreads();
+  }
+}
+)";
+  const auto p = testing::check_cp_async_reads(racy);
+  ASSERT_EQ(p.size(), 1u);
+  EXPECT_NE(p[0].find("k_kernel (it = 0): reads s_x after cp_async_wait but before __syncthreads()"),
+            std::string::npos)
+      << p[0];
+  std::string fixed = racy;
+  fixed.replace(fixed.find("    s_y[0]"), 0, "    __syncthreads();\n");
+  EXPECT_TRUE(testing::check_cp_async_reads(fixed).empty());
+  std::string early = racy;
+  early.replace(early.find("    mg::cp_async_commit();\n    mg::cp_async_wait"), 0, "    s_y[1] = mg::ld(s_x[1]);\n");
+  EXPECT_NE(testing::check_cp_async_reads(early).at(0).find("while its cp.async copy is in flight"),
+            std::string::npos);
+  // A column-major A of 24 rows at 8x32 fragments: the middle fragment starts 16 bytes off.
+  const std::string wmma = R"(__global__ void __launch_bounds__(128) w_kernel() {
+  extern __shared__ __align__(128) unsigned char smem[];
+  mg::f16* const s_a = reinterpret_cast<mg::f16*>(smem + 0);  // [24, 16] column-major
+  mg::f16* const s_b = reinterpret_cast<mg::f16*>(smem + 768);  // [16, 32]
+  float* const s_c = reinterpret_cast<float*>(smem + 1792);  // [24, 32]
+  mg::matmul_tile(24, 32, 16, mg::Mat<const mg::f16>{s_a + 0, 1, 24}, mg::Mat<const mg::f16>{s_b + 0, 32, 1}, mg::Mat<float>{s_c + 0, 32, 1}, false);
+}
+)";
+  EXPECT_TRUE(testing::check_wmma_alignment(wmma).empty());  // plan_wmma takes SIMT there
+  const mg::WmmaPlan p24 = mg::plan_wmma(true, 24, 32, 16, 1, 24, 32, 1, 32, 1, 0, 768, 1792);
+  EXPECT_EQ(p24.fm, 0);
+  const mg::WmmaPlan p24r = mg::plan_wmma(true, 24, 32, 16, 16, 1, 32, 1, 32, 1, 0, 768, 1792);
+  EXPECT_EQ(p24r.fm, 8);  // row-major A: 8x32 fragments stay aligned
+}
 
 // ---- golden sources -------------------------------------------------------------------------
 

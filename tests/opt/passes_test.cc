@@ -58,6 +58,21 @@ TEST(Schedule, InputsComeFromEarlierStagesAndRegionsAreOrdered) {
       for (int i : s.stages[k].nodes) EXPECT_EQ(s.stage_of[static_cast<size_t>(i)], static_cast<int>(k));
     }
     EXPECT_EQ(listed, g.nodes.size());
+    // The loop's first stage is its loads alone: no op reads a tile (streaming or prologue)
+    // before the barrier that ends it (issue 20's race on prologue tiles).
+    for (const opt::Stage& st : s.stages) {
+      if (st.region != opt::Region::kLoop) continue;
+      const bool loads = std::any_of(st.nodes.begin(), st.nodes.end(), [&](int i) {
+        return g.nodes[static_cast<size_t>(i)].kind == ir::BlockNodeKind::kInputIterator;
+      });
+      if (loads) {
+        for (int i : st.nodes) {
+          EXPECT_EQ(g.nodes[static_cast<size_t>(i)].kind, ir::BlockNodeKind::kInputIterator)
+              << "node " << i << " shares the loop's load stage";
+        }
+      }
+      break;
+    }
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const ir::BlockNode& n = g.nodes[i];
       for (ir::TensorId t : n.inputs) {
@@ -79,6 +94,34 @@ TEST(Schedule, InputsComeFromEarlierStagesAndRegionsAreOrdered) {
       }
     }
   }
+}
+
+// Issue 20's race: an op reading only a loop-invariant (prologue) tile ran in the loads' stage,
+// right after the cp.async wait and before any barrier. It sits one stage later now.
+TEST(Schedule, PrologueTilesAreReadAfterTheLoadStage) {
+  const ir::KernelGraph g = testing::parse_ok(R"(
+input Q : f16[64, 64]
+input K : f16[64, 256]
+O = graph_defined(Q, K, grid=[1, 1, 1], forloop=4) {
+  q = input_iterator(Q, imap={}, fmap=phi)
+  k = input_iterator(K, imap={}, fmap=1)
+  e = exp(q)
+  n = matmul(e, k)
+  acc = accumulator(n, fmap=1)
+  output_saver(acc, omap={})
+}
+output O
+)");
+  const ir::BlockGraph& b = *g.ops[0].block;
+  const opt::BlockSchedule s = opt::schedule_block(b);
+  const auto stage = [&](const std::string& out) {
+    for (size_t i = 0; i < b.nodes.size(); ++i)
+      for (ir::TensorId t : b.nodes[i].outputs)
+        if (b.tensors[static_cast<size_t>(t)].name == out) return s.stage_of[i];
+    return -1;
+  };
+  EXPECT_EQ(s.stages[static_cast<size_t>(stage("k"))].region, opt::Region::kLoop);
+  EXPECT_GT(stage("e"), stage("k")) << "exp(q) shares the loads' stage";
 }
 
 TEST(Schedule, FusedRmsNormHasFewStages) {

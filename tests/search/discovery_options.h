@@ -19,10 +19,19 @@ inline search::SearchOptions single_kernel(int block_ops) {
   return o;
 }
 
+// The program a discovery space searches: tests/data/search/<program>.mu. Every space is named
+// after its program except lora_single_kernel (LoRA as one graph-defined kernel).
+inline std::string discovery_program(const std::string& name) {
+  return name == "lora_single_kernel" ? "lora" : name;
+}
+
 // The options of the discovery search for `name` (gated_mlp, attention, lora, rms_norm_matmul,
-// ntrans, gqa_decode, qknorm).
+// ntrans, gqa_decode, qknorm, lora_single_kernel).
 inline search::SearchOptions discovery_options(const std::string& name) {
   if (name == "gated_mlp") return single_kernel(6);
+  // LoRA in one graph-defined kernel: (X A) B chains two block matmuls (65 candidates; 6 block
+  // ops hold all of them, more find no other).
+  if (name == "lora_single_kernel") return single_kernel(6);
   if (name == "attention") return single_kernel(8);
   search::SearchOptions o;
   if (name == "gqa_decode") {  // split-KV: two graph-defined kernels

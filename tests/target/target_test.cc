@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 namespace mugraph::target {
 namespace {
 
@@ -21,6 +23,21 @@ TEST(Target, KnownTargetsHaveConsistentNumbers) {
   EXPECT_GT(h200().memory_bandwidth, h100().memory_bandwidth);
   EXPECT_GT(h200().device_memory_bytes, h100().device_memory_bytes);
   EXPECT_GT(h100().shared_memory_per_block, a100().shared_memory_per_block);
+}
+
+// A block may use at most the architecture's opt-in maximum of shared memory (CUDA C
+// Programming Guide, "Technical Specifications per Compute Capability", maximum shared memory
+// per thread block): 163 KB on 8.0, 227 KB on 9.0. Not the per-SM capacity (164 KB on A100,
+// 228 KB on H100): 1 KB per block is reserved, and a kernel asking for more fails to launch.
+TEST(Target, SharedMemoryPerBlockIsTheArchitecturesOptInMaximum) {
+  const std::map<int, int64_t> opt_in{{80, 163 * 1024}, {90, 227 * 1024}};
+  for (const std::string& name : target_names()) {
+    const Target t = find_target(name).value();
+    if (t.kind != Kind::kGpu) continue;
+    ASSERT_TRUE(opt_in.count(t.sm_arch)) << name << ": sm_" << t.sm_arch << " not in the table";
+    EXPECT_EQ(t.shared_memory_per_block, opt_in.at(t.sm_arch)) << name;
+  }
+  EXPECT_EQ(a100().shared_memory_per_block, 166912);
 }
 
 TEST(Target, UnknownTargetListsTheKnownOnes) {

@@ -53,7 +53,9 @@ class BlockKernel {
       for (ir::TensorId in : bg_.nodes[i].inputs) readers[static_cast<size_t>(in)].push_back(i);
     // Operands computed for tensor cores: an intermediate read only by matmuls is stored in the
     // kernel's 16-bit input type (when all inputs share one), as the unfused program would
-    // store it in device memory, so that mg::matmul_tile can use tensor cores.
+    // store it in device memory, so that mg::matmul_tile can use tensor cores. Not a matmul's
+    // own result (LoRA's (X A) B): mg::matmul_tile writes f32 tiles only, so the chained
+    // matmul reads it in f32 (SIMT).
     std::optional<ir::DType> half;
     for (const ir::TensorType& t : bg_.input_types) {
       if (t.dtype == ir::DType::kF32 || (half && *half != t.dtype)) {
@@ -65,6 +67,7 @@ class BlockKernel {
     if (half)
       for (const ir::BlockNode& n : bg_.nodes) {
         if (n.kind != BlockNodeKind::kCompute && n.kind != BlockNodeKind::kThreadGraph) continue;
+        if (is_matmul(n)) continue;
         for (ir::TensorId t : n.outputs) {
           const auto& r = readers[static_cast<size_t>(t)];
           if (!r.empty() && std::all_of(r.begin(), r.end(), [&](size_t i) { return is_matmul(node(i)); }))
@@ -161,12 +164,20 @@ class BlockKernel {
       w.line("mg::cp_async_commit();");
       w.line("mg::cp_async_wait<0>();");
     }
-    for (size_t k = 0; k < loop.size(); ++k) {
-      for (int i : loop[k])
-        if (node(i).kind != BlockNodeKind::kInputIterator) emit_node(w, node(i));
-      w.line("__syncthreads();");
+    // The wait covers only this thread's copies: the barrier ending loop stage 0 (the loads)
+    // makes every thread's tiles, the prologue's included, visible to the block. It is there
+    // even when no streaming iterator exists (forloop = 1), and it ends the iteration when the
+    // loop holds no op.
+    w.line("__syncthreads();");
+    for (const Stage& st : loop) {
+      bool any = false;
+      for (int i : st)
+        if (node(i).kind != BlockNodeKind::kInputIterator) {
+          emit_node(w, node(i));
+          any = true;
+        }
+      if (any) w.line("__syncthreads();");
     }
-    if (loop.empty()) w.line("__syncthreads();");
     w.close();
     const std::vector<Stage> epi = stages(opt::Region::kEpilogue);
     for (size_t k = 0; k < epi.size(); ++k) {

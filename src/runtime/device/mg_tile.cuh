@@ -2,7 +2,8 @@
 // block (every thread must call them: they are collective, but contain no barrier unless said).
 //   copy_rows_async   global -> shared tile copy in 16-byte cp.async chunks
 //   matmul_tile       C (+)= A x B on shared-memory tiles: tensor cores (WMMA, f32 accumulation)
-//                     for f16/bf16 operands with fragment-multiple sizes, else f32 SIMT
+//                     for f16/bf16 operands where mg_fragment.cuh plans aligned fragments, else
+//                     f32 SIMT
 #pragma once
 
 #include <mma.h>
@@ -10,6 +11,7 @@
 #include <type_traits>
 
 #include "mg_arch.cuh"
+#include "mg_fragment.cuh"
 
 namespace mg {
 
@@ -48,89 +50,77 @@ __device__ __forceinline__ void matmul_simt(int m, int n, int k, Mat<const TA> a
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-// Tensor-core form: each warp owns FMxFN output tiles warp, warp + warps, ...; LA/LB say whether
-// A and B are row-major (s1 == 1) or column-major (s0 == 1) with leading dims lda/ldb, and
-// c_row_major the same of C. The fragment shape (FM, FN, 16) is one WMMA supports for 16-bit
-// inputs: 16x16, 8x32 or 32x8.
+// Tensor-core form: each warp owns FMxFN output tiles warp, warp + warps, ...; LA/LB are A's and
+// B's WMMA layouts (p.a / p.b), C's is p.c. Every fragment starts at mg::fragment_offset, the
+// function mg::plan_wmma checked for 32-byte alignment (mg_fragment.cuh).
 template <int FM, int FN, class T, class LA, class LB>
-__device__ __forceinline__ void matmul_wmma(int m, int n, int k, const T* a, int lda, const T* b,
-                                            int ldb, float* c, int ldc, bool c_row_major,
-                                            bool accumulate) {
+__device__ __forceinline__ void matmul_wmma(int m, int n, int k, const T* a, const T* b, float* c,
+                                            const WmmaPlan& p, bool accumulate) {
   using namespace nvcuda;
-  constexpr bool a_row = std::is_same<LA, wmma::row_major>::value;
-  constexpr bool b_row = std::is_same<LB, wmma::row_major>::value;
   const int warp = static_cast<int>(threadIdx.x) / 32, warps = static_cast<int>(blockDim.x) / 32;
   const int tn = n / FN, tiles = (m / FM) * tn;
-  const wmma::layout_t lc = c_row_major ? wmma::mem_row_major : wmma::mem_col_major;
+  const wmma::layout_t lc = p.c.major == kRowMajor ? wmma::mem_row_major : wmma::mem_col_major;
   for (int t = warp; t < tiles; t += warps) {
     const int i = (t / tn) * FM, j = (t % tn) * FN;
-    float* const ct = c + (c_row_major ? i * ldc + j : i + j * ldc);
+    float* const ct = c + fragment_offset(p.c, i, j);
     wmma::fragment<wmma::accumulator, FM, FN, 16, float> acc;
     if (accumulate)
-      wmma::load_matrix_sync(acc, ct, static_cast<unsigned>(ldc), lc);
+      wmma::load_matrix_sync(acc, ct, static_cast<unsigned>(p.c.ld), lc);
     else
       wmma::fill_fragment(acc, 0.f);
     for (int q = 0; q < k; q += 16) {
       wmma::fragment<wmma::matrix_a, FM, FN, 16, T, LA> fa;
       wmma::fragment<wmma::matrix_b, FM, FN, 16, T, LB> fb;
-      wmma::load_matrix_sync(fa, a + (a_row ? i * lda + q : i + q * lda), static_cast<unsigned>(lda));
-      wmma::load_matrix_sync(fb, b + (b_row ? q * ldb + j : q + j * ldb), static_cast<unsigned>(ldb));
+      wmma::load_matrix_sync(fa, a + fragment_offset(p.a, i, q), static_cast<unsigned>(p.a.ld));
+      wmma::load_matrix_sync(fb, b + fragment_offset(p.b, q, j), static_cast<unsigned>(p.b.ld));
       wmma::mma_sync(acc, fa, fb, acc);
     }
-    wmma::store_matrix_sync(ct, acc, static_cast<unsigned>(ldc), lc);
+    wmma::store_matrix_sync(ct, acc, static_cast<unsigned>(p.c.ld), lc);
   }
 }
 
 template <int FM, int FN, class T>
-__device__ __forceinline__ void matmul_wmma_any(int m, int n, int k, int ma, int mb, const T* a,
-                                                int lda, const T* b, int ldb, float* c, int ldc,
-                                                bool cr, bool accumulate) {
+__device__ __forceinline__ void matmul_wmma_any(int m, int n, int k, const T* a, const T* b,
+                                                float* c, const WmmaPlan& p, bool accumulate) {
   using nvcuda::wmma::col_major;
   using nvcuda::wmma::row_major;
-  if (ma == 1 && mb == 1)
-    matmul_wmma<FM, FN, T, row_major, row_major>(m, n, k, a, lda, b, ldb, c, ldc, cr, accumulate);
-  else if (ma == 1)
-    matmul_wmma<FM, FN, T, row_major, col_major>(m, n, k, a, lda, b, ldb, c, ldc, cr, accumulate);
-  else if (mb == 1)
-    matmul_wmma<FM, FN, T, col_major, row_major>(m, n, k, a, lda, b, ldb, c, ldc, cr, accumulate);
+  const bool ar = p.a.major == kRowMajor, br = p.b.major == kRowMajor;
+  if (ar && br)
+    matmul_wmma<FM, FN, T, row_major, row_major>(m, n, k, a, b, c, p, accumulate);
+  else if (ar)
+    matmul_wmma<FM, FN, T, row_major, col_major>(m, n, k, a, b, c, p, accumulate);
+  else if (br)
+    matmul_wmma<FM, FN, T, col_major, row_major>(m, n, k, a, b, c, p, accumulate);
   else
-    matmul_wmma<FM, FN, T, col_major, col_major>(m, n, k, a, lda, b, ldb, c, ldc, cr, accumulate);
+    matmul_wmma<FM, FN, T, col_major, col_major>(m, n, k, a, b, c, p, accumulate);
 }
 #endif
 
-// Which form a tile matmul takes: tensor cores when both operands are f16 (or both bf16), k is
-// a multiple of 16, m x n tiles into 16x16, 8x32 or 32x8 fragments, every operand is row- or
-// column-major with a leading dim that is a multiple of 8 (16 bytes), and the architecture has
-// them; SIMT otherwise. The choice depends
-// only on the arguments, so every thread of the block takes the same branch.
+// Which form a tile matmul takes: tensor cores where mg::plan_wmma (mg_fragment.cuh) finds a
+// fragment shape with every fragment pointer 32-byte aligned (f16 or bf16 operands of one type,
+// row- or column-major, k a multiple of 16) and the architecture has them; SIMT otherwise. The
+// choice depends only on the arguments, so every thread of the block takes the same branch.
 template <class TA, class TB>
 __device__ __forceinline__ void matmul_tile(int m, int n, int k, Mat<const TA> a, Mat<const TB> b,
                                             Mat<float> c, bool accumulate) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  if constexpr (std::is_same<TA, TB>::value &&
-                (std::is_same<TA, f16>::value || std::is_same<TA, bf16>::value)) {
-    using namespace nvcuda;
-    auto major = [](int s0, int s1, int& ld) {  // 1 row, 2 column, 0 neither
-      if (s1 == 1 && s0 % 8 == 0) { ld = s0; return 1; }
-      if (s0 == 1 && s1 % 8 == 0) { ld = s1; return 2; }
-      return 0;
-    };
-    int lda = 0, ldb = 0, ldc = 0;
-    const int ma = major(a.s0, a.s1, lda), mb = major(b.s0, b.s1, ldb), mc = major(c.s0, c.s1, ldc);
-    if (k % 16 == 0 && ma != 0 && mb != 0 && mc != 0) {
-      const bool cr = mc == 1;
-      if (m % 16 == 0 && n % 16 == 0) {
-        matmul_wmma_any<16, 16, TA>(m, n, k, ma, mb, a.p, lda, b.p, ldb, c.p, ldc, cr, accumulate);
-        return;
-      }
-      if (m % 8 == 0 && n % 32 == 0) {
-        matmul_wmma_any<8, 32, TA>(m, n, k, ma, mb, a.p, lda, b.p, ldb, c.p, ldc, cr, accumulate);
-        return;
-      }
-      if (m % 32 == 0 && n % 8 == 0) {
-        matmul_wmma_any<32, 8, TA>(m, n, k, ma, mb, a.p, lda, b.p, ldb, c.p, ldc, cr, accumulate);
-        return;
-      }
+  constexpr bool tc_types = std::is_same<TA, TB>::value &&
+                            (std::is_same<TA, f16>::value || std::is_same<TA, bf16>::value);
+  if constexpr (tc_types) {
+    const WmmaPlan p = plan_wmma(true, m, n, k, a.s0, a.s1, b.s0, b.s1, c.s0, c.s1,
+                                 reinterpret_cast<uintptr_t>(a.p), reinterpret_cast<uintptr_t>(b.p),
+                                 reinterpret_cast<uintptr_t>(c.p));
+    if (p.fm == 16) {
+      matmul_wmma_any<16, 16, TA>(m, n, k, a.p, b.p, c.p, p, accumulate);
+      return;
+    }
+    if (p.fm == 8) {
+      matmul_wmma_any<8, 32, TA>(m, n, k, a.p, b.p, c.p, p, accumulate);
+      return;
+    }
+    if (p.fm == 32) {
+      matmul_wmma_any<32, 8, TA>(m, n, k, a.p, b.p, c.p, p, accumulate);
+      return;
     }
   }
 #endif

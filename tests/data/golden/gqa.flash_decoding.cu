@@ -165,6 +165,7 @@ __global__ void __launch_bounds__(128) graph_op1_kernel(const mg::f16* __restric
   for (int it = 0; it < 1; ++it) {
     mg::cp_async_commit();
     mg::cp_async_wait<0>();
+    __syncthreads();
     // n = sum(np)
     for (int e = threadIdx.x; e < 4096; e += blockDim.x) {
       const int i1 = (e / 64);

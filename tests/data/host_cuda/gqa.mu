@@ -1,0 +1,11 @@
+# examples/gqa.mu at reduced shapes.
+input Q : f16[2, 64, 64]
+input K : f16[2, 64, 256]
+input V : f16[2, 256, 64]
+QK = matmul(Q, K)
+S = scale(QK, factor=1/8)
+E = exp(S)
+D = sum(E, dim=2, group=256)
+P = div(E, D)
+O = matmul(P, V)
+output O

@@ -1,0 +1,176 @@
+// Every example's uGraph (tests/data/host_cuda: examples/ at reduced shapes, the same block tiles)
+// and every discovery candidate that the CUDA compile tests build, generated as CUDA, run in the
+// host harness (runtime/host_cuda) and compared with the float64 interpreter; the race and
+// barrier checker must find nothing.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "codegen/candidates.h"
+#include "driver/cuda_backend.h"
+#include "driver/host_cuda_check.h"
+#include "test_util.h"
+
+namespace mugraph {
+namespace {
+
+ir::KernelGraph reduced_example(const std::string& name) {
+  auto g =
+      driver::load_graph_file(std::string(MUGRAPH_TEST_DATA_DIR) + "/host_cuda/" + name + ".mu");
+  if (!g.ok())
+    throw std::runtime_error(g.status().message());
+  return std::move(g).value();
+}
+
+// Generates, compiles and runs `graphs` (one module), checking each against the interpreter;
+// the harness's runs.
+std::vector<runtime::HostCudaRun> run_graphs(const std::vector<ir::KernelGraph>& graphs,
+                                             const std::vector<std::string>& names,
+                                             const target::Target& t) {
+  std::vector<codegen::NamedGraph> named;
+  for (size_t i = 0; i < graphs.size(); ++i)
+    named.push_back({names[i], &graphs[i]});
+  std::vector<runtime::HostCudaRun> runs;
+  // MUGRAPH_KEEP_HOST_CUDA=1 keeps the generated source and harness for a failure's lines.
+  runtime::HostCudaOptions o;
+  o.keep_files = std::getenv("MUGRAPH_KEEP_HOST_CUDA") != nullptr;
+  auto mod = driver::compile_host_cuda(named, t, o);
+  EXPECT_TRUE(mod.ok()) << mod.status().message();
+  if (!mod.ok())
+    return runs;
+  std::printf("%zu graphs, host compile %.1f s\n", graphs.size(), (*mod)->compile_seconds());
+  for (size_t i = 0; i < graphs.size(); ++i) {
+    auto c = driver::check_host_cuda(**mod, i, graphs[i], 1);
+    EXPECT_TRUE(c.ok()) << names[i] << ": " << c.status().message();
+    if (!c.ok())
+      continue;
+    EXPECT_TRUE(c->ok()) << names[i] << " (" << t.name << "):\n"
+                         << c->summary() << "source: " << (*mod)->source_path()
+                         << " (kept with MUGRAPH_KEEP_HOST_CUDA=1)";
+    runs.push_back(c->run);
+  }
+  return runs;
+}
+
+std::vector<runtime::HostCudaRun> run_example(const std::string& name,
+                                              const target::Target& t = target::h100()) {
+  return run_graphs({reduced_example(name)}, {name}, t);
+}
+
+TEST(HostCudaExamples, RmsNormMatmul) { run_example("rms_norm_matmul"); }
+// The fused kernel takes the paths the harness exists for: cp.async double buffering and
+// tensor-core (WMMA) tiles, on both architectures.
+TEST(HostCudaExamples, RmsNormMatmulFused) {
+  const auto runs = run_example("rms_norm_matmul.fused");
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_GT(runs[0].wmma_mmas, 0);
+  EXPECT_GT(runs[0].cp_async_copies, 0);
+}
+TEST(HostCudaExamples, RmsNormMatmulFusedOnA100) {
+  const auto runs = run_example("rms_norm_matmul.fused", target::a100());
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_GT(runs[0].wmma_mmas, 0);
+}
+TEST(HostCudaExamples, GatedMlp) { run_example("gated_mlp"); }
+TEST(HostCudaExamples, GatedMlpFused) { run_example("gated_mlp.fused"); }
+TEST(HostCudaExamples, Gqa) { run_example("gqa"); }
+TEST(HostCudaExamples, GqaFlashAttention) { run_example("gqa.flash_attention"); }
+TEST(HostCudaExamples, GqaFlashDecoding) { run_example("gqa.flash_decoding"); }
+TEST(HostCudaExamples, GqaSplitKv) { run_example("gqa.split_kv"); }
+TEST(HostCudaExamples, QkNormAttention) { run_example("qknorm_attention"); }
+TEST(HostCudaExamples, Lora) { run_example("lora"); }
+TEST(HostCudaExamples, LoraConcatMatmul) { run_example("lora.concat_matmul"); }
+TEST(HostCudaExamples, NTrans) { run_example("ntrans"); }
+
+// Every file of examples/ has its reduced copy here (and is run by a test above).
+TEST(HostCudaExamples, EveryExampleHasAReducedCopy) {
+  namespace fs = std::filesystem;
+  for (const fs::directory_entry& e : fs::directory_iterator(MUGRAPH_EXAMPLES_DIR)) {
+    if (e.path().extension() != ".mu")
+      continue;
+    EXPECT_TRUE(fs::exists(fs::path(MUGRAPH_TEST_DATA_DIR) / "host_cuda" / e.path().filename()))
+        << e.path().filename() << " has no reduced copy in tests/data/host_cuda";
+  }
+}
+
+// All of them again for sm_80 (A100): one module, the target's shared-memory limit.
+TEST(HostCudaExamples, EveryExampleOnA100) {
+  std::vector<ir::KernelGraph> graphs;
+  std::vector<std::string> names;
+  for (const std::string& e : testing::example_names()) {
+    graphs.push_back(reduced_example(e));
+    names.push_back(e);
+  }
+  for (const std::string e : {"gqa.split_kv"}) {
+    graphs.push_back(reduced_example(e));
+    names.push_back(e);
+  }
+  EXPECT_EQ(run_graphs(graphs, names, target::a100()).size(), graphs.size());
+}
+
+// Must-fail: issue 20's race planted back into real generated code. Kernel 2 of flash decoding
+// (forloop = 1) loads its loop-invariant tiles with cp.async; deleting the barrier after the
+// wait (what the generator emitted before the fix: wait, ops, barrier) lets threads read tiles
+// that other threads' copies land: the checker must say so, naming the kernel and an op.
+TEST(HostCudaExamples, PlantedMissingBarrierAfterWaitIsReported) {
+  const ir::KernelGraph g = reduced_example("gqa.flash_decoding");
+  auto m = driver::generate_cuda({{"graph", &g}}, target::h100());
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const std::string kernel2 = "graph_op1_kernel(";
+  const size_t k = m->source.find(kernel2);
+  ASSERT_NE(k, std::string::npos);
+  const std::string wait = "mg::cp_async_wait<0>();\n";
+  const size_t w = m->source.find(wait, k);
+  ASSERT_NE(w, std::string::npos);
+  const size_t b = m->source.find("__syncthreads();\n", w);
+  ASSERT_NE(b, std::string::npos);
+  ASSERT_EQ(m->source.find_first_not_of(" \n", w + wait.size()), b)
+      << "the barrier no longer follows the wait directly: update this test";
+  codegen::Module planted = *m;
+  planted.source.erase(b, std::string("__syncthreads();\n").size());
+  auto mod = runtime::compile_host_cuda(planted, {});
+  ASSERT_TRUE(mod.ok()) << mod.status().message();
+  driver::CpuBuffers buf = driver::make_buffers(g, 1);
+  auto r = (*mod)->run(0, g, buf.inputs, buf.outputs);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::printf("the checker on the planted race:\n%s", r->report().c_str());
+  bool race = false;
+  for (const runtime::HostCudaFinding& f : r->findings)
+    if (f.kernel == "graph_op1_kernel" &&
+        (f.kind == "race-raw" || f.kind == "uninitialized-shared") && !f.op.empty() &&
+        f.space == "shared")
+      race = true;
+  EXPECT_TRUE(race) << r->report();
+}
+
+// Issue 20's A100 limit: what the targets allow per block must fit the architecture's opt-in
+// limit, which the harness enforces at cudaFuncSetAttribute like the driver would.
+TEST(HostCudaExamples, TargetSharedMemoryFitsTheArchitecture) {
+  EXPECT_LE(target::a100().shared_memory_per_block, runtime::max_dynamic_shared_memory(80));
+  EXPECT_LE(target::h100().shared_memory_per_block, runtime::max_dynamic_shared_memory(90));
+}
+
+// The discovery candidates (tests/codegen/candidates.h), all of one space in one module.
+void run_candidates(const std::string& space) {
+  const std::vector<ir::KernelGraph> graphs =
+      testing::program_and_candidates(space, testing::discovery_options(space), target::h100());
+  ASSERT_GE(graphs.size(), 2u) << space << ": the search found nothing";
+  std::vector<std::string> names;
+  for (size_t i = 0; i < graphs.size(); ++i)
+    names.push_back("c" + std::to_string(i));
+  run_graphs(graphs, names, target::h100());
+}
+
+TEST(HostCudaCandidates, GatedMlp) { run_candidates("gated_mlp"); }
+TEST(HostCudaCandidates, Attention) { run_candidates("attention"); }
+TEST(HostCudaCandidates, Lora) { run_candidates("lora"); }
+TEST(HostCudaCandidates, LoraSingleKernel) { run_candidates("lora_single_kernel"); }
+TEST(HostCudaCandidates, RmsNorm) { run_candidates("rms_norm_matmul"); }
+TEST(HostCudaCandidates, NTrans) { run_candidates("ntrans"); }
+TEST(HostCudaCandidates, GqaDecode) { run_candidates("gqa_decode"); }
+TEST(HostCudaCandidates, QkNorm) { run_candidates("qknorm"); }
+
+}  // namespace
+}  // namespace mugraph
