@@ -30,6 +30,21 @@ inline float round_to_storage(float x, ir::DType dt) {
   return x;
 }
 
+// acc += x. A number type whose sums are expensive to build one term at a time (the group
+// ring's polynomials) provides Arith<T>::add_into and finish_sum; finish_sum must run on every
+// accumulated value before it is read.
+template <class T>
+void add_into(T& acc, const T& x) {
+  if constexpr (requires { Arith<T>::add_into(acc, x); })
+    Arith<T>::add_into(acc, x);
+  else
+    acc = acc + x;
+}
+template <class T>
+void finish_sum(T& acc) {
+  if constexpr (requires { Arith<T>::finish_sum(acc); }) Arith<T>::finish_sum(acc);
+}
+
 // Real arithmetic in double or float. The element-wise functions are the IR's definitions:
 // silu(x) = x / (1 + exp(-x)); gelu(x) = x * Phi(x) with the exact normal CDF (erf form).
 template <class F>

@@ -157,8 +157,9 @@ HostTensor<T> eval_op(ir::OpKind op, const ir::OpAttrs& at, const std::vector<co
           for (int64_t t = 0; t < at.group; ++t)
             for (int64_t q = 0; q < s.inner; ++q) {
               T& dst = out.data[static_cast<size_t>((o * nout + j) * s.inner + q)];
-              dst = dst + a.data[static_cast<size_t>((o * s.n + j * at.group + t) * s.inner + q)];
+              add_into(dst, a.data[static_cast<size_t>((o * s.n + j * at.group + t) * s.inner + q)]);
             }
+      for (T& x : out.data) finish_sum(x);
       return out;
     }
     case ir::OpClass::kRepeat: {

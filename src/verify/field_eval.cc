@@ -104,10 +104,31 @@ OpPlan plan_op(ir::OpKind kind, const ir::OpAttrs& attrs, const std::vector<ir::
     p.inputs = {in};
     break;
   }
-  case ir::OpClass::kReshape:
-    p.produced = full_box(out);
-    p.inputs = {full_box(shape(0))};
+  case ir::OpClass::kReshape: {
+    // Inserting or dropping size-1 dims keeps the other dims in order: the demand maps over
+    // (the compact data is the same). Any other reshape computes the whole tensor.
+    std::vector<int> in_dims, out_dims;
+    for (int d = 0; d < shape(0).rank; ++d)
+      if (shape(0)[d] != 1) in_dims.push_back(d);
+    for (int d = 0; d < out.rank; ++d)
+      if (out[d] != 1) out_dims.push_back(d);
+    bool units = in_dims.size() == out_dims.size();
+    for (size_t i = 0; units && i < in_dims.size(); ++i)
+      units = shape(0)[in_dims[i]] == out[out_dims[i]];
+    if (!units) {
+      p.produced = full_box(out);
+      p.inputs = {full_box(shape(0))};
+      break;
+    }
+    Box in;
+    in.rank = shape(0).rank;
+    for (int d = 0; d < in.rank; ++d) in.idx[d] = {0};
+    for (size_t i = 0; i < in_dims.size(); ++i) in.idx[in_dims[i]] = want.idx[out_dims[i]];
+    for (int d = 0; d < out.rank; ++d)
+      if (out[d] == 1) p.produced.idx[d] = {0};
+    p.inputs = {in};
     break;
+  }
   case ir::OpClass::kConcat: {  // each side contributes at least one index
     const int64_t na = shape(0)[dim];
     Box a = want, b = want;
@@ -174,7 +195,8 @@ template <class F> void for_each_entry(const Box& box, const Box& container, F f
 }
 
 // Writes `tile` (the values of `region`) into dst.
-void scatter(BoxTensor& dst, const Box& region, const HostTensor<FF>& tile) {
+template <class T>
+void scatter(BoxTensorT<T>& dst, const Box& region, const HostTensor<T>& tile) {
   for_each_entry(region, dst.box, [&](int64_t from, int64_t to) {
     dst.data.data[static_cast<size_t>(to)] = tile.data[static_cast<size_t>(from)];
   });
@@ -197,8 +219,9 @@ BoxTensor hashed_input(const ir::Shape& shape, const Box& box, uint64_t key, uin
 }
 
 // The compact `want` part of src: src's own storage when it is exactly that box.
-const HostTensor<FF>* view(const BoxTensor& src, const Box& want,
-                           std::vector<HostTensor<FF>>& keep) {
+template <class T>
+const HostTensor<T>* view(const BoxTensorT<T>& src, const Box& want,
+                          std::vector<HostTensor<T>>& keep) {
   if (src.box == want)
     return &src.data;
   keep.push_back(gather(src, want));
@@ -207,18 +230,20 @@ const HostTensor<FF>* view(const BoxTensor& src, const Box& want,
 
 // ---- Graph-defined kernels: every needed block computes only the demanded entries of its tiles.
 
-using Values = std::vector<std::optional<BoxTensor>>;
+template <class T>
+using Values = std::vector<std::optional<BoxTensorT<T>>>;
 
 // Computes a planned op from its operands' values (compacted to what the plan reads).
-BoxTensor eval_planned(ir::OpKind op, const ir::OpAttrs& attrs, const OpPlan& plan,
-                       const std::vector<ir::TensorId>& inputs, const ir::Shape& out,
-                       const Values& v) {
-  std::vector<HostTensor<FF>> keep;
+template <class T>
+BoxTensorT<T> eval_planned(ir::OpKind op, const ir::OpAttrs& attrs, const OpPlan& plan,
+                           const std::vector<ir::TensorId>& inputs, const ir::Shape& out,
+                           const Values<T>& v) {
+  std::vector<HostTensor<T>> keep;
   keep.reserve(inputs.size());
-  std::vector<const HostTensor<FF>*> in;
+  std::vector<const HostTensor<T>*> in;
   for (size_t j = 0; j < inputs.size(); ++j)
     in.push_back(view(*v[static_cast<size_t>(inputs[j])], plan.inputs[j], keep));
-  return BoxTensor{out, plan.produced, eval_op(op, attrs, in, plan.produced.extents())};
+  return BoxTensorT<T>{out, plan.produced, eval_op(op, attrs, in, plan.produced.extents())};
 }
 
 // Plans an op node whose output is demanded: widens that demand to what the op produces and adds
@@ -455,7 +480,8 @@ BlockPlan plan_block(const ir::KernelOp& op, const std::vector<std::optional<Box
 }
 
 // Runs a compute or thread-graph node of block demand d on the values `v`.
-void eval_block_node(const ir::BlockGraph& bg, const BlockDemand& d, size_t k, Values& v) {
+template <class T>
+void eval_block_node(const ir::BlockGraph& bg, const BlockDemand& d, size_t k, Values<T>& v) {
   const ir::BlockNode& n = bg.nodes[k];
   if (n.kind == ir::BlockNodeKind::kCompute) {
     if (d.tiles.plan[k])
@@ -468,7 +494,7 @@ void eval_block_node(const ir::BlockGraph& bg, const BlockDemand& d, size_t k, V
   const Demands& td = d.threads[k];
   if (td.box.empty())  // none of its outputs is demanded
     return;
-  Values tv(tg.tensors.size());
+  Values<T> tv(tg.tensors.size());
   for (size_t i = 0; i < tg.inputs.size(); ++i)
     if (td.box[static_cast<size_t>(tg.inputs[i])])
       tv[static_cast<size_t>(tg.inputs[i])] = v[static_cast<size_t>(n.inputs[i])];
@@ -485,12 +511,14 @@ void eval_block_node(const ir::BlockGraph& bg, const BlockDemand& d, size_t k, V
 }
 
 // Adds (replica fmap) or writes (concatenating fmap) iteration it's demanded entries of x into acc.
-void accumulate_demanded(const ir::BlockNode& n, const BoxTensor& x, int64_t it, BoxTensor& acc) {
+template <class T>
+void accumulate_demanded(const ir::BlockNode& n, const BoxTensorT<T>& x, int64_t it,
+                         BoxTensorT<T>& acc) {
   if (n.fmap == kReplica) {
-    std::vector<HostTensor<FF>> keep;
-    const HostTensor<FF>& xs = *view(x, acc.box, keep);
+    std::vector<HostTensor<T>> keep;
+    const HostTensor<T>& xs = *view(x, acc.box, keep);
     for (size_t i = 0; i < xs.data.size(); ++i)
-      acc.data.data[i] = acc.data.data[i] + xs.data[i];
+      add_into(acc.data.data[i], xs.data[i]);
     return;
   }
   const int f = n.fmap;
@@ -509,11 +537,12 @@ void accumulate_demanded(const ir::BlockNode& n, const BoxTensor& x, int64_t it,
 
 // Runs one block on the demanded entries of its tiles: the for-loop (iterators, in-loop ops,
 // accumulators), then the post-loop ops; writes the saved entries into `outs`.
-void run_block(const ir::KernelOp& op, const BlockDemand& d, const Values& kernel_values,
-               std::vector<BoxTensor>& outs) {
+template <class T>
+void run_block(const ir::KernelOp& op, const BlockDemand& d, const Values<T>& kernel_values,
+               std::vector<BoxTensorT<T>>& outs) {
   using ir::BlockNodeKind;
   const ir::BlockGraph& bg = *op.block;
-  Values v(bg.tensors.size());
+  Values<T> v(bg.tensors.size());
   auto in_loop = [&](const ir::BlockNode& n) {
     return bg.phases[static_cast<size_t>(n.outputs[0])] == ir::Phase::kInLoop;
   };
@@ -530,8 +559,8 @@ void run_block(const ir::KernelOp& op, const BlockDemand& d, const Values& kerne
   for (const ir::BlockNode& n : bg.nodes) {
     const auto out = n.outputs.empty() ? size_t{0} : static_cast<size_t>(n.outputs[0]);
     if (n.kind == BlockNodeKind::kAccumulator && d.tiles.box[out])
-      v[out] = BoxTensor{bg.tensors[out].type.shape, *d.tiles.box[out],
-                         HostTensor<FF>(d.tiles.box[out]->extents(), Arith<FF>::zero())};
+      v[out] = BoxTensorT<T>{bg.tensors[out].type.shape, *d.tiles.box[out],
+                             HostTensor<T>(d.tiles.box[out]->extents(), Arith<T>::zero())};
   }
   for (int64_t it : d.iterations)
     for (size_t k = 0; k < bg.nodes.size(); ++k) {
@@ -544,10 +573,10 @@ void run_block(const ir::KernelOp& op, const BlockDemand& d, const Values& kerne
       if (n.kind == BlockNodeKind::kInputIterator) {
         if (!d.tiles.box[out])
           continue;
-        const BoxTensor& src =
+        const BoxTensorT<T>& src =
             *kernel_values[static_cast<size_t>(op.inputs[static_cast<size_t>(n.input_index)])];
         v[out] =
-            BoxTensor{bg.tensors[out].type.shape, *d.tiles.box[out],
+            BoxTensorT<T>{bg.tensors[out].type.shape, *d.tiles.box[out],
                       gather(src, shifted(*d.tiles.box[out], iterator_offset(bg, n, d.block, it)))};
       } else if (n.kind == BlockNodeKind::kAccumulator) {
         if (d.tiles.box[out])
@@ -556,6 +585,9 @@ void run_block(const ir::KernelOp& op, const BlockDemand& d, const Values& kerne
         eval_block_node(bg, d, k, v);
       }
     }
+  for (const ir::BlockNode& n : bg.nodes)  // sums accumulated in place are complete
+    if (n.kind == BlockNodeKind::kAccumulator && v[static_cast<size_t>(n.outputs[0])])
+      for (T& x : v[static_cast<size_t>(n.outputs[0])]->data.data) finish_sum(x);
   for (size_t k = 0; k < bg.nodes.size(); ++k) {
     const ir::BlockNode& n = bg.nodes[k];
     if ((n.kind == BlockNodeKind::kCompute || n.kind == BlockNodeKind::kThreadGraph) && !in_loop(n))
@@ -572,8 +604,9 @@ void run_block(const ir::KernelOp& op, const BlockDemand& d, const Values& kerne
 }
 
 // Runs blocks begin, begin + step, ... of the plan, writing their entries into `outs`.
-void run_blocks(const ir::KernelOp& op, const BlockPlan& plan, const Values& v,
-                std::vector<BoxTensor>& outs, size_t begin, size_t step) {
+template <class T>
+void run_blocks(const ir::KernelOp& op, const BlockPlan& plan, const Values<T>& v,
+                std::vector<BoxTensorT<T>>& outs, size_t begin, size_t step) {
   for (size_t k = begin; k < plan.blocks.size(); k += step)
     run_block(op, plan.blocks[k], v, outs);
 }
@@ -581,13 +614,13 @@ void run_blocks(const ir::KernelOp& op, const BlockPlan& plan, const Values& v,
 // Runs the plan's blocks, spread over `threads` threads (0: all cores): blocks write disjoint
 // tiles, and each worker gets its own copy of the field context (its flags are merged back), so the
 // result does not depend on the number of threads.
-void run_graph_defined(const ir::KernelOp& op, const BlockPlan& plan,
-                       std::vector<std::optional<BoxTensor>>& v, const ir::KernelGraph& g,
-                       int threads) {
-  std::vector<BoxTensor> outs;
+template <class T>
+void run_graph_defined(const ir::KernelOp& op, const BlockPlan& plan, Values<T>& v,
+                       const ir::KernelGraph& g, int threads) {
+  std::vector<BoxTensorT<T>> outs;
   for (size_t o = 0; o < op.outputs.size(); ++o)
     outs.push_back({g.tensor(op.outputs[o]).type.shape, plan.produced[o],
-                    HostTensor<FF>(plan.produced[o].extents(), FF{})});
+                    HostTensor<T>(plan.produced[o].extents(), Arith<T>::zero())});
   const size_t n = std::min<size_t>(threads > 0 ? static_cast<size_t>(threads)
                                                 : std::max(1u, std::thread::hardware_concurrency()),
                                     plan.blocks.size());
@@ -654,13 +687,16 @@ Box full_box(const ir::Shape& s) {
   return b;
 }
 
-HostTensor<FF> gather(const BoxTensor& src, const Box& want) {
-  HostTensor<FF> out(want.extents(), FF{});
+template <class T>
+HostTensor<T> gather(const BoxTensorT<T>& src, const Box& want) {
+  HostTensor<T> out(want.extents(), Arith<T>::zero());
   for_each_entry(want, src.box, [&](int64_t to, int64_t from) {
     out.data[static_cast<size_t>(to)] = src.data.data[static_cast<size_t>(from)];
   });
   return out;
 }
+template HostTensor<FF> gather(const BoxTensorT<FF>&, const Box&);
+template HostTensor<GR> gather(const BoxTensorT<GR>&, const Box&);
 
 std::vector<HostTensor<FF>> hashed_inputs(const ir::KernelGraph& g, uint64_t key) {
   std::vector<HostTensor<FF>> out;
@@ -671,13 +707,18 @@ std::vector<HostTensor<FF>> hashed_inputs(const ir::KernelGraph& g, uint64_t key
   return out;
 }
 
-std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Box>& want,
-                                  uint64_t key, int threads) {
+namespace {
+
+// eval_field and eval_group_ring: `input(i, box)` materializes input i on `box`.
+template <class T, class Input>
+std::vector<std::optional<BoxTensorT<T>>> evaluate(const ir::KernelGraph& g,
+                                                   const std::vector<std::optional<Box>>& want,
+                                                   Input input, int threads) {
   MG_CHECK(want.size() == g.outputs.size());
   // Backward: what each tensor must hold.
   std::vector<std::optional<Box>> demand(g.tensors.size());
   for (size_t i = 0; i < want.size(); ++i)
-    unite(demand[static_cast<size_t>(g.outputs[i])], want[i]);
+    if (want[i]) unite(demand[static_cast<size_t>(g.outputs[i])], *want[i]);
   std::vector<std::optional<OpPlan>> op_plans(g.ops.size());
   std::vector<std::optional<BlockPlan>> block_plans(g.ops.size());
   for (size_t k = g.ops.size(); k-- > 0;) {
@@ -705,12 +746,12 @@ std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Bo
         unite(demand[static_cast<size_t>(op.inputs[j])], op_plans[k]->inputs[j]);
     }
   }
-  // Forward: inputs from the hash, then every needed op on its box.
-  std::vector<std::optional<BoxTensor>> v(g.tensors.size());
+  // Forward: inputs, then every needed op on its box.
+  Values<T> v(g.tensors.size());
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     const auto id = static_cast<size_t>(g.inputs[i]);
     if (demand[id])
-      v[id] = hashed_input(g.tensors[id].type.shape, *demand[id], key, i);
+      v[id] = input(i, *demand[id]);
   }
   const std::vector<size_t> last = detail::last_uses(g);
   for (size_t k = 0; k < g.ops.size(); ++k) {
@@ -724,10 +765,43 @@ std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Bo
     for (ir::TensorId id : op.inputs)  // dropped after their last reader: linear memory
       if (last[static_cast<size_t>(id)] == k) v[static_cast<size_t>(id)].reset();
   }
-  std::vector<BoxTensor> out;
-  for (ir::TensorId id : g.outputs)
-    out.push_back(*v[static_cast<size_t>(id)]);
+  std::vector<std::optional<BoxTensorT<T>>> out;
+  for (size_t i = 0; i < g.outputs.size(); ++i) {  // moved unless another output is the same
+    const auto id = static_cast<size_t>(g.outputs[i]);
+    const bool again = std::count(g.outputs.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                                  g.outputs.end(), g.outputs[i]) > 0;
+    out.push_back(!want[i] ? std::nullopt : again ? v[id] : std::move(v[id]));
+  }
   return out;
+}
+
+}  // namespace
+
+std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Box>& want,
+                                  uint64_t key, int threads) {
+  std::vector<std::optional<Box>> w(want.begin(), want.end());
+  auto input = [&](size_t i, const Box& box) {
+    return hashed_input(g.tensor(g.inputs[i]).type.shape, box, key, i);
+  };
+  std::vector<BoxTensor> out;
+  for (auto& t : evaluate<FF>(g, w, input, threads)) out.push_back(std::move(*t));
+  return out;
+}
+
+std::vector<std::optional<BoxTensorT<GR>>> eval_group_ring(
+    const ir::KernelGraph& g, const std::vector<std::optional<Box>>& want,
+    const std::vector<HostTensor<FF>>& inputs, int threads) {
+  MG_CHECK(inputs.size() == g.inputs.size());
+  auto input = [&](size_t i, const Box& box) {
+    const ir::Shape& s = g.tensor(g.inputs[i]).type.shape;
+    BoxTensorT<GR> t{s, box, HostTensor<GR>(box.extents(), Arith<GR>::zero())};
+    const Box all = full_box(s);
+    for_each_entry(box, all, [&](int64_t to, int64_t from) {
+      t.data.data[static_cast<size_t>(to)] = Arith<GR>::from_ff(inputs[i].data[static_cast<size_t>(from)]);
+    });
+    return t;
+  };
+  return evaluate<GR>(g, want, input, threads);
 }
 
 }  // namespace mugraph::verify

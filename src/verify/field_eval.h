@@ -25,6 +25,7 @@
 
 #include "ir/graph.h"
 #include "verify/finite_field.h"
+#include "verify/group_ring.h"
 #include "verify/host_tensor.h"
 
 namespace mugraph::verify {
@@ -41,14 +42,19 @@ Box full_box(const ir::Shape& s);
 Box unite(const Box& a, const Box& b);  // per dim union (a superset of the set union)
 
 // A tensor of global shape `shape` known on `box` (data has box.extents(), row-major).
-struct BoxTensor {
+template <class T>
+struct BoxTensorT {
   ir::Shape shape;
   Box box;
-  HostTensor<FF> data;
+  HostTensor<T> data;
 };
+using BoxTensor = BoxTensorT<FF>;
 
 // The entries of `src` at `want` (which must lie in src.box), compacted.
-HostTensor<FF> gather(const BoxTensor& src, const Box& want);
+template <class T>
+HostTensor<T> gather(const BoxTensorT<T>& src, const Box& want);
+extern template HostTensor<FF> gather(const BoxTensorT<FF>&, const Box&);
+extern template HostTensor<GR> gather(const BoxTensorT<GR>&, const Box&);
 
 // Every input of `g` in full, as eval_field draws it (for tests against the plain interpreter).
 std::vector<HostTensor<FF>> hashed_inputs(const ir::KernelGraph& g, uint64_t key);
@@ -58,5 +64,12 @@ std::vector<HostTensor<FF>> hashed_inputs(const ir::KernelGraph& g, uint64_t key
 // Needs an active FieldScope; the context's flags report zero divisors and non-Lax events.
 std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Box>& want,
                                   uint64_t key, int threads = 0);
+
+// The same demand-driven evaluation over the group ring (verify/group_ring.h), for the
+// group-ring test: output i at want[i] (nullopt: not needed), on the given full inputs (the
+// field's values, each entry a variable). Entries not demanded are not returned.
+std::vector<std::optional<BoxTensorT<GR>>> eval_group_ring(
+    const ir::KernelGraph& g, const std::vector<std::optional<Box>>& want,
+    const std::vector<HostTensor<FF>>& inputs, int threads = 0);
 
 }  // namespace mugraph::verify

@@ -153,6 +153,7 @@ uint64_t random_root_of_unity(const FieldParams& f, Rng& rng) {
 FieldContext::FieldContext(const FieldParams& f, uint64_t w, SqrtMode mode, uint64_t oracle_seed)
     : params(f), prepared(f), omega(w), sqrt_mode(mode) {
   oracle.seed = oracle_seed;
+  if (w == 0) return;  // no exp through w (the group-ring test keeps exps formal)
   // w^lo for lo < 2^16 and w^(hi 2^16) for hi 2^16 < q.
   const Barrett& bp = prepared.bp;
   const uint64_t nhi = (f.q >> 16) + 1;
@@ -284,6 +285,7 @@ FF Arith<FF>::times_inverse(const FF& a, const FF& inv) {
 }
 
 FF Arith<FF>::exp(const FF& x) {
+  MG_CHECK(!field_context().omega_lo.empty(), "exp in a field context without w");
   if (!x.has_q) return invalid("exp of a value with no Z_q part: two exps on one path (not Lax)");
   return {field_context().omega_pow(x.q), 0, false};
 }

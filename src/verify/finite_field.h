@@ -162,6 +162,7 @@ struct SqrtOracle {
 // The per-thread evaluation context: the field, w, the sqrt semantics, and what went wrong
 // during an evaluation. w^x is read from two tables (x = hi 2^16 + lo): one multiply per exp.
 struct FieldContext {
+  // w = 0: no root of unity (no w tables; an exp is an internal error), for the group ring.
   FieldContext(const FieldParams& f, uint64_t w, SqrtMode mode = SqrtMode::kPowerMap,
                uint64_t oracle_seed = 0);
   FieldParams params;

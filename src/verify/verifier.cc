@@ -224,27 +224,9 @@ const char* kSqrtUndecided =
     "different with sqrt as a fresh variable, which proves nothing (an identity such as "
     "sqrt(25 x) = 5 sqrt(x) or sqrt(x) sqrt(y) = sqrt(x y) looks different there)";
 
-void certify(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const VerifyOptions& o,
-             const LaxInfo& lr, const LaxInfo& lc, Rng& rng, Verdict& v) {
-  const bool sqrt = lr.has_sqrt || lc.has_sqrt;
-  const SqrtMode sm = sqrt ? SqrtMode::kFreshVariable : SqrtMode::kPowerMap;
-  const auto want = full_boxes(ref);
-  Round r = run_tests(ref, cand, o, sm, want, v.permutation, rng, 1, v);
-  if (r.outcome == FieldOutcome::kEqual) {
-    // With several outputs the first test chose the permutation: only tests drawn after that
-    // choice count towards the bound.
-    if (ref.outputs.size() > 1) v.tests = 0;
-    v.bound = test_bound(lr, lc, v.permutation, o.random_primes ? kLeastRandomField : o.field);
-    const int n = v.bound.vacuous ? o.no_bound_tests
-                                  : std::min(tests_needed(v.bound.epsilon, o.delta), o.max_tests);
-    r = run_tests(ref, cand, o, sm, want, v.permutation, rng, n, v);
-  }
-  if (r.outcome != FieldOutcome::kEqual) {
-    if (r.outcome == FieldOutcome::kDifferent && sqrt)
-      return undecided(ref, cand, o, want, rng, std::string(kSqrtUndecided) + ": " + r.detail, v);
-    finish_field_failure(r, v);
-    return;
-  }
+// The float check after field tests that all passed, and the verdict.
+void finish_certify(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const VerifyOptions& o,
+                    Verdict& v) {
   if (!v.bound.vacuous) v.delta_achieved = std::pow(v.bound.epsilon, v.tests);
   if (!run_float_check(ref, cand, o, v)) return;
   if (!v.floats.ok) {
@@ -262,6 +244,208 @@ void certify(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const Veri
     v.kind = VerdictKind::kVerified;
     v.summary = "verified: false-accept probability <= " + fmt(v.delta_achieved);
   }
+}
+
+// ---- The group-ring test (THE GROUP-RING TEST in verifier.h).
+
+struct GrRound {
+  FieldOutcome outcome = FieldOutcome::kEqual;
+  std::string detail;
+  int64_t compared = 0;
+  GrBound worst;        // the entry with the largest per-test bound
+  bool fallback = false;  // the group ring cannot evaluate these programs (detail says why)
+};
+
+// Boxes of output shape s covering every entry once, `rows` rows (all but the last dim) at a
+// time: calls f(box) until it returns false.
+template <class F>
+void for_each_chunk(const ir::Shape& s, F f) {
+  const int r = s.rank;
+  if (r == 1) {
+    Box b = full_box(s);
+    f(b, int64_t{1});
+    return;
+  }
+  int64_t lead = 1;
+  for (int d = 0; d < r - 2; ++d) lead *= s[d];
+  int64_t rows = 1;  // rows per chunk, adapted to the terms seen
+  for (int64_t l = 0; l < lead; ++l) {
+    Box b;
+    b.rank = r;
+    int64_t rem = l;
+    for (int d = r - 3; d >= 0; --d) b.idx[d] = {rem % s[d]}, rem /= s[d];
+    b.idx[r - 1].clear();
+    for (int64_t j = 0; j < s[r - 1]; ++j) b.idx[r - 1].push_back(j);
+    for (int64_t i0 = 0; i0 < s[r - 2];) {
+      const int64_t i1 = std::min(s[r - 2], i0 + rows);
+      b.idx[r - 2].clear();
+      for (int64_t i = i0; i < i1; ++i) b.idx[r - 2].push_back(i);
+      const int64_t next = f(b, i1 - i0);
+      if (next <= 0) return;
+      rows = next;
+      i0 = i1;
+    }
+  }
+}
+
+GrRound group_ring_round(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
+                         const std::vector<int>& perm, Rng& rng, int threads) {
+  const FieldParams f = random_group_ring_params(rng);
+  FieldContext ctx(f, 0, SqrtMode::kFreshVariable, rng.next_u64());
+  FieldScope scope(ctx);
+  const std::vector<HostTensor<FF>> inputs = hashed_inputs(ref, rng.next_u64());
+  GrRound r;
+  auto problem = [&]() {
+    if (!ctx.invalid.empty()) {
+      r.fallback = true;
+      r.detail = ctx.invalid;
+      return true;
+    }
+    if (ctx.zero_divisor) {
+      r.outcome = FieldOutcome::kInconclusive;
+      r.detail = "a divisor vanished";
+      return true;
+    }
+    return false;
+  };
+  constexpr double kTermsPerChunk = double{1 << 23};  // ~128 MB of terms per program
+  for (size_t i = 0; i < ref.outputs.size() && r.outcome == FieldOutcome::kEqual && !r.fallback; ++i) {
+    const auto j = static_cast<size_t>(perm[i]);
+    for_each_chunk(ref.tensor(ref.outputs[i]).type.shape, [&](const Box& box, int64_t rows) -> int64_t {
+      std::vector<std::optional<Box>> wr(ref.outputs.size()), wc(cand.outputs.size());
+      wr[i] = box;
+      wc[j] = box;
+      const auto a = eval_group_ring(ref, wr, inputs, threads);
+      if (problem()) return 0;
+      const auto b = eval_group_ring(cand, wc, inputs, threads);
+      if (problem()) return 0;
+      const HostTensor<GR> x = gather(*a[i], box), y = gather(*b[j], box);
+      DenCache cache;
+      double terms = 0;
+      for (size_t e = 0; e < x.data.size(); ++e) {
+        bool too_large = false;
+        const bool agree = group_ring_agree(x.data[e], y.data[e], cache, &too_large);
+        if (too_large) {
+          r.fallback = true;
+          r.detail = kGroupRingTooLarge;
+          return 0;
+        }
+        if (!agree) {
+          r.outcome = FieldOutcome::kDifferent;
+          r.detail = "output '" + ref.tensor(ref.outputs[i]).name + "' entry " +
+                     index_text(box, static_cast<int64_t>(e)) + " differs" +
+                     (ref.outputs.size() > 1 ? " from candidate output '" +
+                                                   cand.tensor(cand.outputs[j]).name + "'"
+                                             : std::string());
+          return 0;
+        }
+        const GrBound g = group_ring_bound(x.data[e], y.data[e]);
+        if (!(g.epsilon <= r.worst.epsilon)) r.worst = g;  // NaN propagates
+        terms += static_cast<double>(x.data[e].num ? x.data[e].num->size() : 1) +
+                 static_cast<double>(y.data[e].num ? y.data[e].num->size() : 1);
+      }
+      r.compared += box.numel();
+      const double per_row = std::max(1.0, terms / static_cast<double>(rows));
+      return static_cast<int64_t>(std::max(1.0, std::min(1e9, kTermsPerChunk / per_row)));
+    });
+  }
+  return r;
+}
+
+// Certifies a program pair with exp by group-ring tests; false when the group ring cannot
+// evaluate them (a polynomial over the term limit, sqrt of an exp, ...): the caller then runs the
+// field tests.
+bool certify_group_ring(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
+                        const VerifyOptions& o, const LaxInfo& lr, const LaxInfo& lc, Rng& rng,
+                        Verdict& v, std::string& why_not) {
+  std::vector<int> perm{0};
+  if (ref.outputs.size() > 1) {  // the permutation, chosen by a field test that is not counted
+    perm.clear();
+    Verdict scratch;
+    const bool sqrt = lr.has_sqrt || lc.has_sqrt;
+    const Round pr = run_tests(ref, cand, o, sqrt ? SqrtMode::kFreshVariable : SqrtMode::kPowerMap,
+                               full_boxes(ref), perm, rng, 1, scratch);
+    if (pr.outcome != FieldOutcome::kEqual) {
+      why_not = "the field test choosing the output matching failed";
+      return false;
+    }
+  }
+  const bool sqrt = lr.has_sqrt || lc.has_sqrt;
+  const double n_sqrt = lr.sqrt_evaluations + lc.sqrt_evaluations;
+  const double sqrt_term = n_sqrt * n_sqrt / 2 * std::max(lr.radicand_degree, lc.radicand_degree) * 2 /
+                           static_cast<double>(kLeastGroupRingField.p);
+  int n = 1;
+  v.tests = 0;
+  while (v.tests < n) {
+    const GrRound r = group_ring_round(ref, cand, perm, rng, o.threads);
+    if (r.fallback) {
+      v.tests = 0;
+      why_not = r.detail;
+      return false;
+    }
+    v.permutation = perm;
+    if (r.outcome == FieldOutcome::kInconclusive) {
+      v.kind = VerdictKind::kInconclusive;
+      v.summary = "inconclusive: " + r.detail + " in group-ring test " + std::to_string(v.tests + 1) +
+                  " (a vanishing denominator counts as a failed test; it is never redrawn)";
+      return true;
+    }
+    if (r.outcome == FieldOutcome::kDifferent) {
+      if (sqrt) {
+        undecided(ref, cand, o, full_boxes(ref), rng, std::string(kSqrtUndecided) + ": " + r.detail, v);
+      } else {
+        v.difference = r.detail;
+        v.kind = VerdictKind::kNotEquivalent;
+        v.summary = "not equivalent: " + r.detail + " (group-ring test)";
+      }
+      return true;
+    }
+    v.entries_compared = r.compared;
+    if (v.tests++ == 0) {
+      TestBound b;
+      b.epsilon = r.worst.epsilon + sqrt_term;
+      b.k = r.worst.m;
+      b.d = r.worst.d_exp;
+      b.vacuous = !(b.epsilon < 1);
+      b.note = "group ring Z_p[Z_q], p and q random primes >= 2^61: per entry <= " + fmt(r.worst.m) +
+               " exp terms, exponent degree " + fmt(r.worst.d_exp) + ", coefficient degree " +
+               fmt(r.worst.d_coef) + (n_sqrt > 0 ? ", " + fmt(n_sqrt) + " sqrt symbols" : "");
+      if (b.vacuous) b.note += ": per-test bound " + fmt(b.epsilon) + " >= 1";
+      v.bound = b;
+      n = b.vacuous ? o.no_bound_tests : std::min(tests_needed(b.epsilon, o.delta), o.max_tests);
+    }
+  }
+  finish_certify(ref, cand, o, v);
+  return true;
+}
+
+void certify(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const VerifyOptions& o,
+             const LaxInfo& lr, const LaxInfo& lc, Rng& rng, Verdict& v) {
+  std::string why_not;  // why the group-ring test did not decide
+  if ((lr.has_exp || lc.has_exp) && o.random_primes && !lr.sqrt_of_exp && !lc.sqrt_of_exp &&
+      certify_group_ring(ref, cand, o, lr, lc, rng, v, why_not))
+    return;
+  const bool sqrt = lr.has_sqrt || lc.has_sqrt;
+  const SqrtMode sm = sqrt ? SqrtMode::kFreshVariable : SqrtMode::kPowerMap;
+  const auto want = full_boxes(ref);
+  Round r = run_tests(ref, cand, o, sm, want, v.permutation, rng, 1, v);
+  if (r.outcome == FieldOutcome::kEqual) {
+    // With several outputs the first test chose the permutation: only tests drawn after that
+    // choice count towards the bound.
+    if (ref.outputs.size() > 1) v.tests = 0;
+    v.bound = test_bound(lr, lc, v.permutation, o.random_primes ? kLeastRandomField : o.field);
+    if (!why_not.empty()) v.bound.note += " (the group-ring test gave up: " + why_not + ")";
+    const int n = v.bound.vacuous ? o.no_bound_tests
+                                  : std::min(tests_needed(v.bound.epsilon, o.delta), o.max_tests);
+    r = run_tests(ref, cand, o, sm, want, v.permutation, rng, n, v);
+  }
+  if (r.outcome != FieldOutcome::kEqual) {
+    if (r.outcome == FieldOutcome::kDifferent && sqrt)
+      return undecided(ref, cand, o, want, rng, std::string(kSqrtUndecided) + ": " + r.detail, v);
+    finish_field_failure(r, v);
+    return;
+  }
+  finish_certify(ref, cand, o, v);
 }
 
 }  // namespace

@@ -42,6 +42,58 @@
 //
 // NON-LAX programs (relu, gelu, two exps on a path): only the float check runs; the verdict is
 // UNPROVED or UNSTABLE, never VERIFIED.
+//
+// THE GROUP-RING TEST (certify, programs with exp; verify/group_ring.h evaluates it). Theorem 2
+// of the paper is vacuous once an output sums more than a few exp terms (softmax over 256 keys)
+// and rests on a conjecture; certify therefore keeps exponentials formal.
+//   The formal ring. Let K = Q(x, r) be the rational functions of the inputs x and of one new
+//   variable r_y per distinct radicand y of a sqrt (sqrt is an uninterpreted symbol; a radicand
+//   must be exp-free). Let E = K[exp(K)] be the group ring of the additive group of K over K: its
+//   elements are finite sums sum_i c_i exp(g_i) with c_i, g_i in K and distinct g_i, multiplied
+//   by exp(g) exp(h) = exp(g + h). Every Lax program entry is a fraction N / D of two elements of
+//   E (one exp per path: an exponent is always exp-free, so it lies in K). Exponentials of
+//   rational functions with pairwise non-constant differences are linearly independent over
+//   C(x) (Ostrowski; Rosenlicht), and for constant differences Hermite-Lindemann (exp(c) is
+//   transcendental for algebraic c != 0) gives the same: the map from E to real functions is
+//   injective. So if two programs agree as real functions, N1 D2 = N2 D1 holds in E; with sqrt
+//   read as r_y this needs no sqrt algebra, only that equal formal objects are equal functions
+//   (substitute r_y = sqrt(y)), which is the direction soundness needs.
+//   The test. Draw primes p and q uniformly from [2^61, 2^62), an input point x_p mod p and an
+//   independent point x_q mod q, and for every distinct radicand a random root (r_p, r_q) keyed
+//   by the radicand's value. The map c_i exp(g_i) -> c_i(x_p) z^(g_i(x_q)) into the group ring
+//   Z_p[Z_q] = Z_p[z]/(z^q - 1) is a ring homomorphism wherever no denominator vanishes (it is
+//   the group-ring functor applied to evaluation mod p on K and evaluation mod q on the group
+//   (K, +)); no root of unity is involved, and q need not divide p - 1. Every exp-free value is
+//   therefore evaluated twice (mod p as a coefficient, mod q for an exponent); an exponent is
+//   never derived from a mod-p value. A program value is kept as a pair (numerator polynomial,
+//   multiset of denominator factors) and never divided; two entries agree when N1 D2 == N2 D1
+//   coefficient by coefficient (the numerators alone when the expanded denominators coincide).
+//   The bound. Let Delta = N1 D2 - N2 D1 != 0 in E, with m terms after merging, each exponent
+//   difference g_i - g_j of degree <= d_exp (numerator of the difference of two fractions) and
+//   every coefficient's numerator of degree <= d_coef. Take one term c_1 exp(g_1) of Delta. Its
+//   image vanishes only if (a) g_1(x_q) = g_j(x_q) mod q for one of the other m - 1 exponents,
+//   probability <= (m - 1) d_exp / q by Schwartz-Zippel mod q, or (b) c_1(x_p) = 0 mod p,
+//   probability <= d_coef / p, or (c) q divides every integer coefficient of some G_1 H_j - G_j
+//   H_1, or p of c_1's numerator: a non-zero integer below 2^b has at most floor(b / 61) prime
+//   factors >= 2^61, each drawn with probability 1 / (number of primes in the range). So one
+//   test passes a wrong pair with probability
+//     epsilon <= (m - 1) d_exp / 2^61 + d_coef / 2^61 + (content terms) + C(n, 2) d_r 2 / 2^61,
+//   the last term for two of the n sqrt radicands whose random roots collide. A test in which
+//   a divisor vanishes counts as failed (the verdict is INCONCLUSIVE; it is never redrawn, so no
+//   conditioning enters the bound). A program pair is NOT EQUIVALENT only on a difference in a
+//   test without sqrt (a homomorphism cannot separate equal elements); with sqrt a difference
+//   goes to the float check (sqrt(25 x) = 5 sqrt(x) differs formally).
+//   Where m, d_exp and d_coef come from. Each value carries bounds on its formal (unmerged)
+//   form (GrMeta, group_ring.h) computed by the rules of fraction arithmetic from the program's
+//   structure alone: the term count, degrees and bit heights of the numerator, and per
+//   denominator factor. A factor is shared by where it comes from: dividing by a value makes
+//   that value's numerator object one factor, so a softmax row keeps one denominator and a sum of
+//   entries over it adds numerators; two factors are never merged because their images agree.
+//   For softmax attention over n keys, m <= 2 n^2 (N: n terms, D: n terms), d_exp = 2, d_coef
+//   = 1: about 3e-11 per test at 4096 keys, so one test reaches delta = 1e-9.
+//   Every output entry is compared (streamed in chunks of rows, never all at once); the test
+//   fails if any entry differs, so a wrong pair passes only if its differing entry's Delta
+//   vanishes: the per-test bound is the largest over entries, no union bound needed.
 #pragma once
 
 #include <optional>

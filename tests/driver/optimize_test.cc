@@ -105,7 +105,7 @@ namespace {
 // timing noise.
 TEST(Optimize, UnprovenVariantsAreHandedOutOnlyWithTheOptIn) {
   const ir::KernelGraph g =
-      driver::load_graph_file(std::string(MUGRAPH_TEST_DATA_DIR) + "/search/softmax.mu").value();
+      driver::load_graph_file(std::string(MUGRAPH_TEST_DATA_DIR) + "/search/silu_softmax.mu").value();
   driver::OptimizeOptions o = small_options(target::find_target("h100").value());
   o.search.max_kernel_ops = 1;
   o.search.max_graph_defined_ops = 1;
