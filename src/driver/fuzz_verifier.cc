@@ -152,6 +152,8 @@ void run_mode(const verify::Trial& t, const GroundTruth& gt, const FuzzOptions& 
   vo.mode = mode == 0 ? verify::Mode::kScreen : verify::Mode::kCertify;
   vo.seed = verify_seed(o.seed, t.index, mode);
   vo.threads = 1;
+  vo.screen_every_entry = true;  // the search's screen (what it writes)
+  vo.every_entry_seed = vo.seed;
   const auto v = verify_graphs(t.ref, t.cand, vo);
   const verify::VerdictKind k = v.ok() ? v->kind : verify::VerdictKind::kError;
   const size_t m = static_cast<size_t>(mode);

@@ -369,6 +369,8 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
         vo.seed = o.seed ^ canonical_hash(g);
         vo.undecided = verify::Undecided::kPowerMapThenFloatCheck;
         vo.float_seed = o.seed;  // one reference float run for all candidates (cached)
+        vo.screen_every_entry = true;  // what is written passed a test on every entry
+        vo.every_entry_seed = o.seed;  // one reference evaluation for all candidates (cached)
         const verify::Verdict v = verify::check(program, g, vo);
         if (verify::accepted(v.kind)) {
           ++tr.stats.verified;

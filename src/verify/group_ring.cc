@@ -229,7 +229,18 @@ GR add(const GR& a, const GR& b, bool sub) {
   }
   if (given_up()) return GR{};
   if (b.meta.zero) return a;
-  if (a.meta.zero && !sub) return b;
+  if (a.meta.zero) {  // b or -b: keep b's denominator (no common-denominator expansion)
+    if (!sub) return b;
+    GR r = b;
+    if (b.exp_free()) {
+      r.s = a.s - b.s;
+    } else {
+      Poly n = *b.num;
+      for (Term& t : n) t.c = fp().p - t.c;  // c != 0 in a normalized polynomial
+      r.num = std::make_shared<Poly>(std::move(n));
+    }
+    return r;
+  }
   if (same_factors(a.den, b.den))
     return fraction(merge(poly_of(a), poly_of(b), sub), a.exp_free() ? b.den : a.den,
                     term_union(a.meta, b.meta));
@@ -551,6 +562,7 @@ GrBound group_ring_bound(const GR& a, const GR& b) {
   auto divisors = [](double bits) { return std::floor(bits / 61); };
   r.epsilon = (r.m - 1) * r.d_exp / q + r.d_coef / p +
               ((r.m - 1) * divisors(r.content_bits_q) + divisors(r.content_bits_p)) / kPrimesInRange;
+  if (std::isnan(r.epsilon)) r.epsilon = INFINITY;  // a bound that overflowed (inf - inf): none
   return r;
 }
 

@@ -12,8 +12,13 @@
 //
 // Every value also carries GrMeta: bounds on the FORMAL object the polynomial is an image of (how
 // many exp terms, the degrees of their coefficients and exponents, the bit heights of their
-// integer coefficients). These follow the structure of the computation only, never the random
-// values, so they are the same in every test; the verifier turns them into the per-test bound.
+// integer coefficients), by rules that look at the structure of the computation, never at the
+// random values. Every rule gives a true upper bound for the same formal object; some are
+// uniform over a block (the matmul fast paths take maxima over the block they get, and the
+// verifier's chunks of rows adapt to the terms seen), so the stated bound may differ between
+// runs, but each is a bound for the same formal difference. The verifier turns them into the
+// per-test bound. (x_p and x_q come from one hash per entry, split by two mixers: independent
+// as far as the mixer is random, the same assumption as every hashed input of the field tests.)
 #pragma once
 
 #include <map>

@@ -28,6 +28,13 @@
 // spoil whole rows, columns or tiles and are caught with probability ~1 - (1 - fraction
 // wrong)^samples. tests/verify/catalog_test.cc measures the false-accept rate over the mutant
 // catalog (bench/results/verify.md records it). No float check (it needs full float runs).
+// With screen_every_entry (what the search uses), a candidate that passes the sampled test also
+// passes one field test on EVERY output entry before it counts as passed: a wrong candidate then
+// escapes only if every differing entry agrees in that field test, whatever fraction of the
+// output is wrong (a permuted block, one wrong tile, one wrong entry): for exp-free programs the
+// per-test bound of verify/lax.h (e.g. (d/p)(d/q) < 1e-30 for a bilinear difference); for
+// programs with exp the root-of-unity test has no proven bound (THE GROUP-RING TEST below is the
+// proof; certify runs it), and the differential fuzz measures it: 0 false accepts.
 //
 // CERTIFY (on the final answer): every output entry, repeated with fresh inputs, a fresh w and a
 // fresh sqrt oracle until the per-test bound of verify/lax.h raised to the number of counted
@@ -134,6 +141,11 @@ struct VerifyOptions {
   // The float check's input seed when set (else `seed`). The search sets one seed for all its
   // candidates so that the reference's float runs are computed once (float_check.h caches them).
   std::optional<uint64_t> float_seed;
+  // Screen only: after the sampled test passes, one more field test compares EVERY output entry
+  // (what `search` writes has passed it). Its draw comes from `every_entry_seed` alone, so that
+  // one search evaluates the reference once (cached) for all candidates. See SCREEN above.
+  bool screen_every_entry = false;
+  uint64_t every_entry_seed = 0;
 };
 
 enum class VerdictKind {

@@ -183,5 +183,19 @@ TEST(GroupRing, SqrtIdentityIsUnprovedNeverNotEquivalent) {
   EXPECT_EQ(same.kind, VerdictKind::kVerified) << same.summary;
 }
 
+// Review finding: a bound that overflows (degree 2^1030) for one entry must not be forgotten
+// when a later entry's bound is finite: either order of the entries gives no bound.
+TEST(GroupRing, AnEntryWithoutABoundIsNeverMaskedByLaterEntries) {
+  std::string chain = "input X : f32[1, 1]\ninput W : f32[1, 1]\nA0 = scale(X, factor=3/1)\n";
+  for (int i = 1; i <= 1030; ++i)
+    chain += "A" + std::to_string(i) + " = square(A" + std::to_string(i - 1) + ")\n";
+  chain += "B = add(A1030, A1030)\nE = exp(W)\n";
+  for (const char* y : {"Y = concat(B, E, dim=1)\n", "Y = concat(E, B, dim=1)\n"}) {
+    const auto g = parse_ok(chain + y + "output Y\n");
+    const Verdict v = check(g, g, VerifyOptions{});
+    EXPECT_NE(v.kind, VerdictKind::kVerified) << y << v.summary;
+  }
+}
+
 }  // namespace
 }  // namespace mugraph::verify
