@@ -4,11 +4,18 @@
 # split-KV form in two kernels (the shape of examples/gqa.split_kv.mu), generated per shape.
 # Prints one row per shape: verdict, tests, per-test bound, achieved delta, seconds, peak MiB.
 #   bench/verify_attention.sh [MUGRAPH]      (default build/mugraph)
+#   ONLY=K: run only the K-th shape (1-based); KEEP=DIR: write the programs to DIR and keep them.
 # Results: bench/results/verify.md.
 set -euo pipefail
 mg=${1:-build/mugraph}
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+if [ -n "${KEEP:-}" ]; then
+  dir=$KEEP
+  mkdir -p "$dir"
+else
+  dir=$(mktemp -d)
+  trap 'rm -rf "$dir"' EXIT
+fi
+n=0
 
 # H heads, M query rows, Dh head dim, N keys; S splits of the keys (grid y), F loop iterations
 # per split, Z query blocks in kernel 1 (grid z), Z2 in kernel 2.
@@ -58,6 +65,8 @@ EOF
 
 printf '%-28s %-10s %5s %10s %10s %8s %8s\n' "shape (H, M, Dh, N)" verdict tests per-test delta seconds MiB
 run() {
+  n=$((n + 1))
+  if [ -n "${ONLY:-}" ] && [ "$ONLY" != "$n" ]; then return; fi
   write "$@"
   local out rc t0 t1
   t0=$(date +%s.%N)

@@ -789,16 +789,12 @@ std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Bo
 }
 
 std::vector<std::optional<BoxTensorT<GR>>> eval_group_ring(
-    const ir::KernelGraph& g, const std::vector<std::optional<Box>>& want,
-    const std::vector<HostTensor<FF>>& inputs, int threads) {
-  MG_CHECK(inputs.size() == g.inputs.size());
-  auto input = [&](size_t i, const Box& box) {
-    const ir::Shape& s = g.tensor(g.inputs[i]).type.shape;
-    BoxTensorT<GR> t{s, box, HostTensor<GR>(box.extents(), Arith<GR>::zero())};
-    const Box all = full_box(s);
-    for_each_entry(box, all, [&](int64_t to, int64_t from) {
-      t.data.data[static_cast<size_t>(to)] = Arith<GR>::from_ff(inputs[i].data[static_cast<size_t>(from)]);
-    });
+    const ir::KernelGraph& g, const std::vector<std::optional<Box>>& want, uint64_t key,
+    int threads) {
+  auto input = [&](size_t i, const Box& box) {  // hashed as the field's inputs, on demand
+    const BoxTensor f = hashed_input(g.tensor(g.inputs[i]).type.shape, box, key, i);
+    BoxTensorT<GR> t{f.shape, f.box, HostTensor<GR>(f.data.shape, Arith<GR>::zero())};
+    for (size_t k = 0; k < f.data.data.size(); ++k) t.data.data[k] = Arith<GR>::from_ff(f.data.data[k]);
     return t;
   };
   return evaluate<GR>(g, want, input, threads);

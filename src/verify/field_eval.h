@@ -66,10 +66,10 @@ std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Bo
                                   uint64_t key, int threads = 0);
 
 // The same demand-driven evaluation over the group ring (verify/group_ring.h), for the
-// group-ring test: output i at want[i] (nullopt: not needed), on the given full inputs (the
-// field's values, each entry a variable). Entries not demanded are not returned.
+// group-ring test: output i at want[i] (nullopt: not needed), on the inputs eval_field draws with
+// `key` (each entry a variable), hashed on demand. Entries not demanded are not returned.
 std::vector<std::optional<BoxTensorT<GR>>> eval_group_ring(
-    const ir::KernelGraph& g, const std::vector<std::optional<Box>>& want,
-    const std::vector<HostTensor<FF>>& inputs, int threads = 0);
+    const ir::KernelGraph& g, const std::vector<std::optional<Box>>& want, uint64_t key,
+    int threads = 0);
 
 }  // namespace mugraph::verify

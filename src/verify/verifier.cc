@@ -316,36 +316,37 @@ struct GrRound {
   bool fallback = false;  // the group ring cannot evaluate these programs (detail says why)
 };
 
-// Boxes of output shape s covering every entry once, `rows` rows (all but the last dim) at a
-// time: calls f(box) until it returns false.
+// Boxes of output shape s covering every entry once: `rows` rows (dim rank - 2, adapted to the
+// terms seen: f returns the next count, 0 to stop) times at most kChunkColumns columns of the
+// last dim (a wide output, e.g. an MLP's 14336 columns, would otherwise demand whole weight
+// matrices per chunk), per index of the leading dims.
+constexpr int64_t kChunkColumns = 512;
 template <class F>
 void for_each_chunk(const ir::Shape& s, F f) {
   const int r = s.rank;
-  if (r == 1) {
-    Box b = full_box(s);
-    f(b, int64_t{1});
-    return;
-  }
+  const int64_t cols = s[r - 1], nrows = r >= 2 ? s[r - 2] : 1;
   int64_t lead = 1;
   for (int d = 0; d < r - 2; ++d) lead *= s[d];
-  int64_t rows = 1;  // rows per chunk, adapted to the terms seen
-  for (int64_t l = 0; l < lead; ++l) {
-    Box b;
-    b.rank = r;
-    int64_t rem = l;
-    for (int d = r - 3; d >= 0; --d) b.idx[d] = {rem % s[d]}, rem /= s[d];
-    b.idx[r - 1].clear();
-    for (int64_t j = 0; j < s[r - 1]; ++j) b.idx[r - 1].push_back(j);
-    for (int64_t i0 = 0; i0 < s[r - 2];) {
-      const int64_t i1 = std::min(s[r - 2], i0 + rows);
-      b.idx[r - 2].clear();
-      for (int64_t i = i0; i < i1; ++i) b.idx[r - 2].push_back(i);
-      const int64_t next = f(b, i1 - i0);
-      if (next <= 0) return;
-      rows = next;
-      i0 = i1;
+  int64_t rows = 1;
+  for (int64_t l = 0; l < lead; ++l)
+    for (int64_t j0 = 0; j0 < cols; j0 += kChunkColumns) {
+      Box b;
+      b.rank = r;
+      int64_t rem = l;
+      for (int d = r - 3; d >= 0; --d) b.idx[d] = {rem % s[d]}, rem /= s[d];
+      for (int64_t j = j0; j < std::min(cols, j0 + kChunkColumns); ++j) b.idx[r - 1].push_back(j);
+      for (int64_t i0 = 0; i0 < nrows;) {
+        const int64_t i1 = std::min(nrows, i0 + rows);
+        if (r >= 2) {
+          b.idx[r - 2].clear();
+          for (int64_t i = i0; i < i1; ++i) b.idx[r - 2].push_back(i);
+        }
+        const int64_t next = f(b, i1 - i0);
+        if (next <= 0) return;
+        rows = next;
+        i0 = i1;
+      }
     }
-  }
 }
 
 GrRound group_ring_round(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
@@ -353,7 +354,7 @@ GrRound group_ring_round(const ir::KernelGraph& ref, const ir::KernelGraph& cand
   const FieldParams f = random_group_ring_params(rng);
   FieldContext ctx(f, 0, SqrtMode::kFreshVariable, rng.next_u64());
   FieldScope scope(ctx);
-  const std::vector<HostTensor<FF>> inputs = hashed_inputs(ref, rng.next_u64());
+  const uint64_t key = rng.next_u64();  // inputs, hashed per chunk (never all held at once)
   GrRound r;
   auto problem = [&]() {
     if (!ctx.invalid.empty()) {
@@ -368,16 +369,16 @@ GrRound group_ring_round(const ir::KernelGraph& ref, const ir::KernelGraph& cand
     }
     return false;
   };
-  constexpr double kTermsPerChunk = double{1 << 23};  // ~128 MB of terms per program
+  constexpr double kTermsPerChunk = double{1 << 24};  // ~256 MB of terms per program
   for (size_t i = 0; i < ref.outputs.size() && r.outcome == FieldOutcome::kEqual && !r.fallback; ++i) {
     const auto j = static_cast<size_t>(perm[i]);
     for_each_chunk(ref.tensor(ref.outputs[i]).type.shape, [&](const Box& box, int64_t rows) -> int64_t {
       std::vector<std::optional<Box>> wr(ref.outputs.size()), wc(cand.outputs.size());
       wr[i] = box;
       wc[j] = box;
-      const auto a = eval_group_ring(ref, wr, inputs, threads);
+      const auto a = eval_group_ring(ref, wr, key, threads);
       if (problem()) return 0;
-      const auto b = eval_group_ring(cand, wc, inputs, threads);
+      const auto b = eval_group_ring(cand, wc, key, threads);
       if (problem()) return 0;
       const HostTensor<GR> x = gather(*a[i], box), y = gather(*b[j], box);
       DenCache cache;
