@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
@@ -49,6 +50,7 @@ struct Options {
   bool no_prune = false;
   bool accept_unproved = false;
   int top_n = 8, runs = 10;
+  std::vector<std::string> input_scales;  // --input-scale NAME=S, applied to the program / A / REF
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -59,8 +61,11 @@ int fail(const Status& s) {
   return kUserError;
 }
 
-Result<ir::KernelGraph> load_valid(const std::string& path, const std::string& target_name) {
+// Loads and validates a uGraph; `input_scales` (--input-scale flags) are applied to it.
+Result<ir::KernelGraph> load_valid(const std::string& path, const std::string& target_name,
+                                   const std::vector<std::string>& input_scales = {}) {
   MG_ASSIGN_OR_RETURN(ir::KernelGraph g, driver::load_graph_file(path));
+  MG_RETURN_IF_ERROR(driver::apply_input_scales(g, input_scales));
   MG_ASSIGN_OR_RETURN(target::Target t, target::find_target(target_name));
   MG_RETURN_IF_ERROR(driver::validate(g, t).with_context(path + ": "));
   return g;
@@ -81,7 +86,7 @@ int cmd_check(const Options& o) {
 }
 
 int cmd_run(const Options& o) {
-  auto g = load_valid(o.file, o.target);
+  auto g = load_valid(o.file, o.target, o.input_scales);
   if (!g.ok()) return fail(g.status());
   auto p = precision(o.precision);
   if (!p.ok()) return fail(p.status());
@@ -96,11 +101,16 @@ int cmd_run(const Options& o) {
                 s.shape.to_string().c_str(), s.min, s.max, s.mean, s.rms, head.c_str(),
                 s.non_finite ? ("(" + std::to_string(s.non_finite) + " non-finite!)").c_str() : "");
   }
+  bool non_finite = false;
+  for (const auto& s : *r) non_finite |= s.non_finite > 0;
+  if (non_finite)
+    if (auto f = driver::find_run_overflow(*g, o.seed, *p); f.ok() && f->has_value())
+      std::printf("%s (scale the inputs: --input-scale NAME=S)\n", (*f)->message().c_str());
   return 0;
 }
 
 int cmd_compare(const Options& o) {
-  auto a = load_valid(o.file, o.target);
+  auto a = load_valid(o.file, o.target, o.input_scales);
   if (!a.ok()) return fail(a.status());
   auto b = load_valid(o.file_b, o.target);
   if (!b.ok()) return fail(b.status());
@@ -108,6 +118,13 @@ int cmd_compare(const Options& o) {
   if (!p.ok()) return fail(p.status());
   auto r = driver::compare_graphs(*a, *b, o.seed, *p);
   if (!r.ok()) return fail(r.status().with_context(o.file + " vs " + o.file_b + ": "));
+  // Non-finite outputs of A itself are A's doing: say so instead of calling B different.
+  bool nan = false;
+  for (const auto& d : *r) nan |= std::isnan(d.max_rel);
+  if (nan)
+    if (auto f = driver::find_run_overflow(*a, o.seed, *p); f.ok() && f->has_value())
+      return fail(error(o.file, ": ", (*f)->message(), " on these inputs, so ", o.file_b,
+                        " cannot be compared with it (scale the inputs: --input-scale NAME=S)"));
   bool same = true;
   std::printf("%-12s %14s %14s  %s\n", "output", "max abs err", "max rel err", "verdict");
   for (const auto& d : *r) {
@@ -122,7 +139,7 @@ int cmd_compare(const Options& o) {
 }
 
 int cmd_verify(const Options& o) {
-  auto a = load_valid(o.file, o.target);
+  auto a = load_valid(o.file, o.target, o.input_scales);
   if (!a.ok()) return fail(a.status());
   auto b = load_valid(o.file_b, o.target);
   if (!b.ok()) return fail(b.status());
@@ -188,7 +205,7 @@ search::SearchOptions search_options(const Options& o, const target::Target& t) 
 // tried; 5 the search stopped early (time budget, state limit, Ctrl-C) before finding one
 // (resume from the checkpoint); 1 bad input.
 int cmd_search(Options& o) {
-  auto g = load_valid(o.file, o.target);
+  auto g = load_valid(o.file, o.target, o.input_scales);
   if (!g.ok()) return fail(g.status());
   auto t = target::find_target(o.target);
   if (!t.ok()) return fail(t.status());
@@ -229,7 +246,7 @@ int cmd_search(Options& o) {
 // Exit: 0 the report was written (the program itself may be the answer: the report says so),
 // 1 bad input or a backend error (no compiler, compile failure).
 int cmd_optimize(Options& o) {
-  auto g = load_valid(o.file, o.target);
+  auto g = load_valid(o.file, o.target, o.input_scales);
   if (!g.ok()) return fail(g.status());
   auto t = target::find_target(o.target);
   if (!t.ok()) return fail(t.status());
@@ -290,6 +307,15 @@ int cmd_dot(const Options& o) {
   return 0;
 }
 
+// --input-scale NAME=S (run, compare, verify, search, optimize).
+void add_input_scale_flag(CLI::App* c, Options& o) {
+  c->add_option("--input-scale", o.input_scales,
+                "NAME=S: input NAME's random values scaled by S (repeatable; default 1/sqrt(fan-in) "
+                "for a matmul weight, 1 for an activation, or the program's scale=)")
+      ->expected(1)
+      ->take_all();
+}
+
 // The search flags, shared by `search` and `optimize`.
 void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
   c->add_option("--max-kernel-ops", o.search.max_kernel_ops, "kernel ops per uGraph (default 5)");
@@ -323,6 +349,7 @@ void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
   c->add_flag("--quiet", o.quiet, "no progress lines on stderr");
   c->add_option("--seed", o.seed, "verifier seed (default 0)");
   c->add_option("--target", o.target, targets);
+  add_input_scale_flag(c, o);
 }
 
 }  // namespace
@@ -351,6 +378,7 @@ int main(int argc, char** argv) {
     c->add_option("--seed", o.seed, "random input seed (default 0)");
     c->add_option("--precision", o.precision, "double (default) or float");
     c->add_option("--target", o.target, targets);
+    add_input_scale_flag(c, o);
   }
   auto* ver = app.add_subcommand("verify", "prove (probabilistically) that CAND computes what REF does");
   ver->add_option("REF", o.file, "reference uGraph (the program)")->required();
@@ -360,6 +388,7 @@ int main(int argc, char** argv) {
   ver->add_flag("--screen", o.screen, "one cheap test on sampled output entries (what the search uses)");
   ver->add_option("--samples", o.samples, "screen: output entries sampled per output (default 4)");
   ver->add_option("--target", o.target, targets);
+  add_input_scale_flag(ver, o);
   auto* ex = app.add_subcommand("expr", "print abstract expressions; ask the pruning oracle about prefixes");
   ex->add_option("FILE", o.file, "the program (uGraph, text or JSON)")->required();
   ex->add_option("--prefix", o.prefixes, "an abstract expression, e.g. 'sum(64, mul(X, W))' (repeatable)");
@@ -374,7 +403,7 @@ int main(int argc, char** argv) {
   add_search_flags(op, o, targets);
   op->add_option("--out", o.out_dir, "write best.mu/.json, best_cpu.cc, report.txt and search/ here");
   op->add_option("--top", o.top_n, "variants measured (default 8)");
-  op->add_option("--runs", o.runs, "timed runs per variant, median reported (default 10)");
+  op->add_option("--runs", o.runs, "timing rounds per batch: program and variants interleaved, median and spread reported, more batches while the spread is above 10% (default 10)");
   auto* cg = app.add_subcommand("codegen", "print the generated source of a uGraph: C++ for cpu, CUDA for a GPU target");
   cg->add_option("FILE", o.file, "uGraph (text or JSON)")->required();
   cg->add_option("--target", o.target, "cpu (default; C++) or a100, h100, h200 (CUDA)");

@@ -1,9 +1,11 @@
 #include "driver/cpu_backend.h"
 
+#include <cmath>
 #include <cstdlib>
 
 #include "support/rng.h"
 #include "verify/interpret.h"
+#include "verify/overflow.h"
 #include "verify/random_inputs.h"
 
 namespace mugraph::driver {
@@ -51,9 +53,10 @@ std::vector<void*> CpuBuffers::out() {
   return v;
 }
 
-CpuBuffers make_buffers(const ir::KernelGraph& g, uint64_t seed) {
+CpuBuffers make_buffers(const ir::KernelGraph& g, uint64_t seed, const ir::KernelGraph* inputs_as) {
   Rng rng(seed);
-  const auto values = verify::random_inputs(g, rng);
+  const auto values =
+      verify::random_inputs(g, rng, verify::input_scales(inputs_as ? *inputs_as : g));
   CpuBuffers b;
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     b.inputs.emplace_back(g.tensor(g.inputs[i]).type);
@@ -64,6 +67,53 @@ CpuBuffers make_buffers(const ir::KernelGraph& g, uint64_t seed) {
     b.outputs.back().poison();
   }
   return b;
+}
+
+Result<RunReference> run_reference(const ir::KernelGraph& program, uint64_t seed,
+                                   const std::vector<std::vector<float>>& program_run) {
+  RunReference ref;
+  auto finite = [](const auto& outputs) {
+    for (const auto& o : outputs)
+      for (auto x : o)
+        if (!std::isfinite(x)) return false;
+    return true;
+  };
+  for (const auto& o : program_run) ref.outputs.emplace_back(o.begin(), o.end());
+  if (finite(program_run)) return ref;
+  MG_RETURN_IF_ERROR(check_interpretable(program));
+  const CpuBuffers b = make_buffers(program, seed);
+  verify::Tensors<double> in;
+  for (const runtime::Buffer& buf : b.inputs) {
+    verify::HostTensor<double> t;
+    t.shape = buf.type().shape;
+    const std::vector<float> v = buf.values();
+    t.data.assign(v.begin(), v.end());
+    in.push_back(std::move(t));
+  }
+  const std::optional<verify::Overflow> o = verify::find_overflow(program, in);
+  ref.note = o ? o->message()
+               : "the program's own run has a non-finite output (its float32 interpretation "
+                 "does not)";
+  MG_ASSIGN_OR_RETURN(auto exact, verify::interpret<double>(program, in));
+  ref.outputs.clear();
+  for (const auto& t : exact) ref.outputs.push_back(t.data);
+  ref.checkable = finite(ref.outputs);
+  ref.note += ref.checkable ? ": variants are checked against its float64 interpretation instead"
+                            : ", and its float64 interpretation is not finite either: no variant "
+                              "can be checked on these inputs (scale them: --input-scale NAME=S, "
+                              "or scale= on the input)";
+  return ref;
+}
+
+std::string RunReference::differs(const std::string& label, double rel, double tolerance) const {
+  if (note.empty())
+    return label + ": generated code differs from the program's run (rel " + std::to_string(rel) +
+           " > " + std::to_string(tolerance) + ")";
+  if (!std::isfinite(rel))  // against a finite reference: the variant's run is not finite
+    return label + ": its run is not finite either, as the program's own run is not (the "
+                   "program overflows, not this variant's code)";
+  return label + ": generated code differs from the float64 interpretation of the program (rel " +
+         std::to_string(rel) + " > " + std::to_string(tolerance) + ")";
 }
 
 double cpu_tolerance(const ir::KernelGraph& g) {

@@ -23,14 +23,37 @@ runtime::JitOptions default_jit_options();
 Result<std::unique_ptr<runtime::CpuModule>> compile_cpu(
     const std::vector<codegen::NamedGraph>& graphs, const runtime::JitOptions& jit);
 
-// A graph's device buffers: inputs uniform in [-1, 1) from `seed` (as `mugraph run`), rounded to
-// their storage types; outputs poisoned with NaN.
+// A graph's device buffers: inputs random from `seed` as `mugraph run` draws them (uniform,
+// scaled by role: verify/random_inputs.h), rounded to their storage types; outputs poisoned
+// with NaN. With `inputs_as` (a variant's program), the inputs are drawn with that graph's
+// scales, so that a variant runs on exactly the program's inputs (the roles read from a
+// rewritten graph, and a scale the program sets, may differ from the program's).
 struct CpuBuffers {
   std::vector<runtime::Buffer> inputs, outputs;
   std::vector<const void*> in() const;
   std::vector<void*> out();
 };
-CpuBuffers make_buffers(const ir::KernelGraph& g, uint64_t seed);
+CpuBuffers make_buffers(const ir::KernelGraph& g, uint64_t seed,
+                        const ir::KernelGraph* inputs_as = nullptr);
+
+// What optimize checks a variant's run against. `program_run`: the outputs of the program's own
+// run on make_buffers(program, seed). Normally that run itself; when it has a non-finite entry
+// (the program itself overflows in its precision), the float64 interpreter's run of the program
+// on the same inputs instead, and `note` says that the program overflows and names the first
+// tensor that is not finite (verify/overflow.h), so that no variant is blamed for it. When the
+// float64 run is not finite either, `checkable` is false: no variant can be checked.
+struct RunReference {
+  std::vector<std::vector<double>> outputs;
+  std::string note;  // empty unless the program overflows
+  bool checkable = true;
+  // Why variant `label` (normwise error `rel` against these outputs, over `tolerance`) is not
+  // taken: "cand3: generated code differs from the program's run (rel 0.5 > 0.01)"; where the
+  // program overflows and the variant's run is not finite either, that it overflows like the
+  // program (no blame on its code).
+  std::string differs(const std::string& label, double rel, double tolerance) const;
+};
+Result<RunReference> run_reference(const ir::KernelGraph& program, uint64_t seed,
+                                   const std::vector<std::vector<float>>& program_run);
 
 // The normwise relative error a CPU run of `g` may show against the float64 interpreter: set by
 // the narrowest storage type among g's device and block tensors (a few roundings of that type,

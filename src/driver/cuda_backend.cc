@@ -74,9 +74,10 @@ Status GpuBuffers::download(runtime::CudaDevice& dev) {
 }
 
 Result<GpuBuffers> make_gpu_buffers(const ir::KernelGraph& g, uint64_t seed,
-                                    std::shared_ptr<runtime::CudaDevice> dev) {
+                                    std::shared_ptr<runtime::CudaDevice> dev,
+                                    const ir::KernelGraph* inputs_as) {
   GpuBuffers b;
-  b.host = make_buffers(g, seed);
+  b.host = make_buffers(g, seed, inputs_as);
   for (const runtime::Buffer& h : b.host.inputs) {
     MG_ASSIGN_OR_RETURN(runtime::DeviceBuffer d, runtime::DeviceBuffer::make(dev, h.bytes()));
     MG_RETURN_IF_ERROR(dev->upload(d.ptr(), h.data(), h.bytes()));

@@ -29,8 +29,8 @@ Result<std::unique_ptr<runtime::CudaModule>> load_cuda(
     const std::vector<codegen::NamedGraph>& graphs, const target::Target& t,
     const runtime::CudaJitOptions& jit, std::shared_ptr<runtime::CudaDevice> device);
 
-// A graph's buffers on the GPU: inputs from make_buffers(g, seed) uploaded, outputs filled with
-// 0xFF bytes (NaN in f16, bf16 and f32) so that unwritten elements are caught.
+// A graph's buffers on the GPU: inputs from make_buffers(g, seed, inputs_as) uploaded, outputs
+// filled with 0xFF bytes (NaN in f16, bf16 and f32) so that unwritten elements are caught.
 struct GpuBuffers {
   CpuBuffers host;  // inputs as uploaded; outputs receive download()
   std::vector<runtime::DeviceBuffer> inputs, outputs;
@@ -39,7 +39,8 @@ struct GpuBuffers {
   Status download(runtime::CudaDevice& dev);
 };
 Result<GpuBuffers> make_gpu_buffers(const ir::KernelGraph& g, uint64_t seed,
-                                    std::shared_ptr<runtime::CudaDevice> dev);
+                                    std::shared_ptr<runtime::CudaDevice> dev,
+                                    const ir::KernelGraph* inputs_as = nullptr);
 
 // The normwise relative error a GPU run may show against the float64 interpreter: that of the
 // CPU backend (cpu_tolerance), except that f32 programs get 1e-3 (tensor-core-free f32 paths

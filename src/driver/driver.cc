@@ -2,6 +2,7 @@
 
 #include "expr/abstract.h"
 
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -11,11 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ir/builder.h"
 #include "ir/json.h"
 #include "ir/text.h"
 #include "support/rng.h"
 #include "verify/interface.h"
 #include "verify/interpret.h"
+#include "verify/overflow.h"
 #include "verify/random_inputs.h"
 
 namespace mugraph::driver {
@@ -76,11 +79,17 @@ Result<std::vector<std::vector<double>>> run_as(const ir::KernelGraph& g,
   return r;
 }
 
-Result<std::vector<std::vector<double>>> run_values(const ir::KernelGraph& g, uint64_t seed,
-                                                    Precision p) {
-  MG_RETURN_IF_ERROR(check_interpretable(g));
+// `inputs_as`'s random inputs from `seed` (verify/random_inputs.h: scaled by its roles and its
+// own scales), which a comparison draws for both graphs.
+std::vector<verify::HostTensor<double>> drawn_inputs(const ir::KernelGraph& inputs_as,
+                                                     uint64_t seed) {
   Rng rng(seed);
-  const auto inputs = verify::random_inputs(g, rng);
+  return verify::random_inputs(inputs_as, rng);
+}
+
+Result<std::vector<std::vector<double>>> run_values(
+    const ir::KernelGraph& g, const std::vector<verify::HostTensor<double>>& inputs, Precision p) {
+  MG_RETURN_IF_ERROR(check_interpretable(g));
   return p == Precision::kDouble ? run_as<double>(g, inputs) : run_as<float>(g, inputs);
 }
 
@@ -114,7 +123,8 @@ OutputSummary summarize(const ir::Tensor& t, const std::vector<double>& v) {
 }  // namespace
 
 Result<std::vector<OutputSummary>> run_graph(const ir::KernelGraph& g, uint64_t seed, Precision p) {
-  MG_ASSIGN_OR_RETURN(auto values, run_values(g, seed, p));
+  MG_RETURN_IF_ERROR(check_interpretable(g));  // before drawing inputs that may not fit
+  MG_ASSIGN_OR_RETURN(auto values, run_values(g, drawn_inputs(g, seed), p));
   std::vector<OutputSummary> out;
   for (size_t i = 0; i < values.size(); ++i) out.push_back(summarize(g.tensor(g.outputs[i]), values[i]));
   return out;
@@ -140,12 +150,38 @@ OutputDiff diff_values(const std::string& name, const std::vector<double>& ref,
 Result<std::vector<OutputDiff>> compare_graphs(const ir::KernelGraph& a, const ir::KernelGraph& b,
                                                uint64_t seed, Precision p) {
   MG_RETURN_IF_ERROR(verify::check_same_interface(a, b));
-  MG_ASSIGN_OR_RETURN(auto va, run_values(a, seed, p));
-  MG_ASSIGN_OR_RETURN(auto vb, run_values(b, seed, p));
+  MG_RETURN_IF_ERROR(check_interpretable(a));
+  const auto inputs = drawn_inputs(a, seed);  // a's scales: b runs on exactly a's inputs
+  MG_ASSIGN_OR_RETURN(auto va, run_values(a, inputs, p));
+  MG_ASSIGN_OR_RETURN(auto vb, run_values(b, inputs, p));
   std::vector<OutputDiff> out;
   for (size_t i = 0; i < va.size(); ++i)
     out.push_back(diff_values(a.tensor(a.outputs[i]).name, va[i], vb[i]));
   return out;
+}
+
+Result<std::optional<verify::Overflow>> find_run_overflow(const ir::KernelGraph& g, uint64_t seed,
+                                                          Precision p) {
+  MG_RETURN_IF_ERROR(check_interpretable(g));
+  return verify::find_overflow(g, drawn_inputs(g, seed), p == Precision::kDouble);
+}
+
+Status apply_input_scales(ir::KernelGraph& g, const std::vector<std::string>& specs) {
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0)
+      return error("--input-scale '", spec, "': expected NAME=SCALE (e.g. W=0.02)");
+    const std::string name = spec.substr(0, eq), value = spec.substr(eq + 1);
+    double scale = 0;
+    const auto r = std::from_chars(value.data(), value.data() + value.size(), scale);
+    if (r.ec != std::errc() || r.ptr != value.data() + value.size() || !std::isfinite(scale) ||
+        !(scale > 0))
+      return error("--input-scale '", spec, "': the scale must be a finite number > 0, got '",
+                   value, "'");
+    MG_RETURN_IF_ERROR(
+        ir::set_input_scale(g, name, scale).with_context("--input-scale '" + spec + "': "));
+  }
+  return ok_status();
 }
 
 Result<verify::Verdict> verify_graphs(const ir::KernelGraph& ref, const ir::KernelGraph& cand,

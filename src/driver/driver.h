@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "ir/memory.h"
 #include "search/search.h"
 #include "target/target.h"
+#include "verify/overflow.h"
 #include "verify/verifier.h"
 
 namespace mugraph::driver {
@@ -40,7 +42,8 @@ struct OutputSummary {
   int64_t non_finite = 0;    // NaN or Inf entries
 };
 
-// Interprets `g` on inputs uniform in [-1, 1) drawn from `seed`.
+// Interprets `g` on random inputs drawn from `seed`: uniform, weights in +-1/sqrt(fan-in),
+// activations in [-1, 1), or as the program's `scale=` says (verify/random_inputs.h).
 Result<std::vector<OutputSummary>> run_graph(const ir::KernelGraph& g, uint64_t seed,
                                              Precision p);
 
@@ -55,10 +58,24 @@ struct OutputDiff {
 OutputDiff diff_values(const std::string& name, const std::vector<double>& ref,
                        const std::vector<double>& got);
 
-// Interprets `a` and `b` on the same random inputs. The graphs must have the same inputs (names,
-// dtypes, shapes, in order) and the same number of outputs with equal shapes.
+// Interprets `a` and `b` on the same random inputs, drawn as for `a` (run_graph), the reference.
+// The graphs must have the same inputs (names, dtypes, shapes, in order) and the same number of
+// outputs with equal shapes.
 Result<std::vector<OutputDiff>> compare_graphs(const ir::KernelGraph& a, const ir::KernelGraph& b,
                                                uint64_t seed, Precision p);
+
+// Where `g`, run as run_graph(g, seed, p) runs it (kFloat: in its own precision; kDouble: in
+// float64), first becomes non-finite: the first tensor in program order; nullopt when every
+// tensor is finite. What `run` and `compare` say instead of blaming a candidate when the
+// program's own outputs are not finite.
+Result<std::optional<verify::Overflow>> find_run_overflow(const ir::KernelGraph& g, uint64_t seed,
+                                                          Precision p);
+
+// Applies `--input-scale NAME=SCALE` flags to `g` (ir::set_input_scale): a scale > 0 (0.02,
+// 1e-3) for the random values of input NAME, over the role's default and the program's own
+// `scale=`. Errors name the flag: no '=', a bad or non-positive number, an unknown input (the
+// message lists the inputs).
+Status apply_input_scales(ir::KernelGraph& g, const std::vector<std::string>& specs);
 
 // Checks that `cand` computes what `ref` computes (verify/verifier.h: screen or certify), after
 // making sure both fit in this machine's memory.

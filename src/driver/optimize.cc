@@ -1,12 +1,16 @@
 #include "driver/optimize.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdlib>
 #include <cmath>
 #include <filesystem>
 #include <functional>
 #include <fstream>
 #include <iomanip>
+#include <memory>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -66,42 +70,87 @@ std::vector<Variant> make_variants(const ir::KernelGraph& program,
   return unique;
 }
 
-// What step 3 needs from a backend: the program's error against the float64 interpreter (entry
-// 0), and for entry i computing graph g: the median time on make_buffers(g, seed) and the
-// outputs of that run.
-struct Timed {
-  double seconds = 0;
-  std::vector<std::vector<float>> outputs;
-};
+// What step 3 needs from a backend: the program's error against the float64 interpreter, a
+// run of entry i (computing graph g) on make_buffers(g, seed) that keeps its buffers and
+// returns its outputs (the first warm-up), and one timing sample of an entry that ran: seconds
+// per call.
+using Outputs = std::vector<std::vector<float>>;
 struct Backend {
   std::function<Result<double>()> program_error;
-  std::function<Result<Timed>(size_t, const ir::KernelGraph&)> time;
+  std::function<Result<Outputs>(size_t, const ir::KernelGraph&)> run;
+  Sampler sample;
   double tolerance = 0;
   std::string device;
 };
 
-// Step 3: the program and the variants are entries 0..n of one module: check and time each.
-Status measure(OptimizeReport& r, const Backend& be) {
+std::string percent(double x) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(1) << 100 * x << "%";
+  return os.str();
+}
+
+// Step 3: the program and the variants are entries 0..n of one module: check each, then time
+// the program and the variants that match it in interleaved rounds.
+Status measure(OptimizeReport& r, const Backend& be, const OptimizeOptions& o) {
   MG_ASSIGN_OR_RETURN(r.program_max_rel, be.program_error());
-  MG_ASSIGN_OR_RETURN(const Timed ref, be.time(0, r.program.graph));
-  r.program.seconds = ref.seconds;
-  r.program.measured = true;
+  MG_ASSIGN_OR_RETURN(const Outputs ref, be.run(0, r.program.graph));
+  // Where the program itself overflows, its run checks nothing: say so (run_reference).
+  MG_ASSIGN_OR_RETURN(const RunReference want, run_reference(r.program.graph, o.seed, ref));
+  if (!want.note.empty()) r.notes.push_back(want.note);
+  std::vector<size_t> entries{0};
   for (size_t i = 0; i < r.ranked.size(); ++i) {
     Variant& v = r.ranked[i];
-    MG_ASSIGN_OR_RETURN(const Timed t, be.time(i + 1, v.graph));
-    v.seconds = t.seconds;
-    for (size_t k = 0; k < t.outputs.size(); ++k) {
+    MG_ASSIGN_OR_RETURN(const Outputs out, be.run(i + 1, v.graph));
+    for (size_t k = 0; k < out.size(); ++k) {
       const OutputDiff d = diff_values(
-          "", std::vector<double>(ref.outputs[k].begin(), ref.outputs[k].end()),
-          std::vector<double>(t.outputs[k].begin(), t.outputs[k].end()));
+          "", want.outputs[k], std::vector<double>(out[k].begin(), out[k].end()));
       v.max_rel = std::isnan(d.max_rel) ? d.max_rel : std::max(v.max_rel, d.max_rel);
     }
     v.measured = !(v.max_rel > be.tolerance) && !std::isnan(v.max_rel);
-    if (!v.measured)
-      r.notes.push_back(v.label + ": generated code differs from the program's run (rel " +
-                        std::to_string(v.max_rel) + " > " + std::to_string(be.tolerance) +
-                        "): not chosen");
+    if (v.measured) {
+      entries.push_back(i + 1);
+    } else if (want.checkable) {
+      r.notes.push_back(want.differs(v.label, v.max_rel, be.tolerance) + ": not timed, not chosen");
+    }
   }
+  RoundOptions ro;
+  ro.rounds = std::max(1, o.runs);
+  ro.max_rounds = std::max(ro.rounds, o.max_rounds);
+  ro.max_spread = o.max_spread;
+  ro.time_limit_s = o.measure_time_s;
+  MG_ASSIGN_OR_RETURN(r.rounds, time_rounds(
+                                    entries.size(),
+                                    [&](size_t k) { return be.sample(entries[k]); }, ro));
+  for (size_t k = 0; k < entries.size(); ++k) {
+    Variant& v = entries[k] == 0 ? r.program : r.ranked[entries[k] - 1];
+    v.timing = r.rounds.stats[k];
+    v.seconds = v.timing.median;
+  }
+  for (size_t k = 0; k < entries.size(); ++k) {
+    Variant& v = entries[k] == 0 ? r.program : r.ranked[entries[k] - 1];
+    v.speedup = 1 / compare(v.timing, r.program.timing).median;
+  }
+  r.program.measured = true;
+  std::string how = "timed in " + std::to_string(r.rounds.rounds) + " interleaved rounds of " +
+                    std::to_string(entries.size()) + " entries after a warm-up round (" +
+                    std::to_string(r.rounds.seconds).substr(0, 5) + " s): ";
+  double widest = 0;
+  for (const TimingStats& t : r.rounds.stats) widest = std::max(widest, t.spread());
+  if (r.rounds.spread_ok)
+    how += "every spread <= " + percent(o.max_spread);
+  else
+    how += "spread still up to " + percent(widest) + " (> " + percent(o.max_spread) + ") when " +
+           (r.rounds.time_limited ? "the timing time limit (" +
+                                        std::to_string(o.measure_time_s).substr(0, 4) + " s)"
+                                  : "the round cap (" + std::to_string(ro.max_rounds) + ")") +
+           " stopped it; a variant is preferred only beyond that noise";
+  r.notes.push_back(how);
+  // Other processes compete for the cores: the times are those of a shared machine.
+  if (double load[1]; r.target.kind == target::Kind::kCpu && getloadavg(load, 1) == 1 &&
+                      load[0] > 1.25 * std::max(1u, std::thread::hardware_concurrency()))
+    r.notes.push_back("the machine is busy (load average " + std::to_string(load[0]).substr(0, 4) +
+                      " on " + std::to_string(std::thread::hardware_concurrency()) +
+                      " cores): other processes took CPU time during the timing");
   r.measured = true;
   r.device = be.device;
   std::vector<double> model, time;
@@ -127,6 +176,10 @@ std::vector<std::vector<float>> values(const std::vector<runtime::Buffer>& bufs)
   return v;
 }
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 Status measure_cpu(OptimizeReport& r, const OptimizeOptions& o) {
   MG_ASSIGN_OR_RETURN(auto mod, compile_cpu(module_graphs(r), o.jit));
   r.notes.push_back("JIT: " + std::string(mod->from_cache() ? "cache hit" : "compiled") + " in " +
@@ -137,24 +190,46 @@ Status measure_cpu(OptimizeReport& r, const OptimizeOptions& o) {
   be.program_error = [&]() -> Result<double> {
     MG_ASSIGN_OR_RETURN(auto diffs, check_cpu(*mod, 0, r.program.graph, o.seed));
     double m = 0;
-    for (const OutputDiff& d : diffs) m = std::max(m, d.max_rel);
+    for (const OutputDiff& d : diffs)  // NaN (the program overflows) shows, not dropped by max
+      m = std::isnan(d.max_rel) ? d.max_rel : std::max(m, d.max_rel);
     return m;
   };
-  be.time = [&](size_t i, const ir::KernelGraph& g) -> Result<Timed> {
-    CpuBuffers b = make_buffers(g, o.seed);
-    Timed t;
-    MG_ASSIGN_OR_RETURN(t.seconds, mod->time(i, b.in(), b.out(), o.runs));
-    t.outputs = values(b.outputs);
-    return t;
+  // Per entry: its buffers and the calls per sample (so that a sample lasts min_sample_s: a
+  // timer tick or a scheduler hiccup is then a small share of it).
+  std::vector<CpuBuffers> bufs(r.ranked.size() + 1);
+  std::vector<int> calls(r.ranked.size() + 1, 1);
+  be.run = [&](size_t i, const ir::KernelGraph& g) -> Result<Outputs> {
+    bufs[i] = make_buffers(g, o.seed, &r.program.graph);
+    MG_RETURN_IF_ERROR(mod->run(i, bufs[i].in(), bufs[i].out()));
+    Outputs out = values(bufs[i].outputs);
+    // Calls per sample from the fastest of a few more calls (the first is cold, and on a loaded
+    // machine one call may wait a whole scheduler tick for an OpenMP thread).
+    double t = 1e30, spent = 0;
+    for (int c = 0; c < 5 && spent < 4 * o.min_sample_s; ++c) {
+      const auto t0 = std::chrono::steady_clock::now();
+      MG_RETURN_IF_ERROR(mod->run(i, bufs[i].in(), bufs[i].out()));
+      const double dt = seconds_since(t0);
+      t = std::min(t, dt);
+      spent += dt;
+    }
+    calls[i] = static_cast<int>(std::clamp(std::ceil(o.min_sample_s / std::max(t, 1e-9)), 1.0, 1000.0));
+    return out;
   };
-  return measure(r, be);
+  be.sample = [&](size_t i) -> Result<double> {
+    const std::vector<const void*> in = bufs[i].in();
+    const std::vector<void*> out = bufs[i].out();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int c = 0; c < calls[i]; ++c) MG_RETURN_IF_ERROR(mod->run(i, in, out));
+    return seconds_since(t0) / calls[i];
+  };
+  return measure(r, be, o);
 }
 
 Status measure_gpu(OptimizeReport& r, const OptimizeOptions& o,
                    const std::shared_ptr<runtime::CudaDevice>& dev) {
   MG_ASSIGN_OR_RETURN(auto mod, load_cuda(module_graphs(r), r.target, o.cuda_jit, dev));
   r.notes.push_back("measured on " + dev->name() + " (sm_" + std::to_string(dev->sm_arch()) +
-                    "), CUDA events, median of " + std::to_string(o.runs) + " samples" +
+                    "), CUDA events per sample" +
                     (o.cuda_graphs ? ", launched as CUDA graphs" : ""));
   Backend be;
   be.tolerance = gpu_tolerance(r.program.graph);
@@ -162,18 +237,23 @@ Status measure_gpu(OptimizeReport& r, const OptimizeOptions& o,
   be.program_error = [&]() -> Result<double> {
     MG_ASSIGN_OR_RETURN(auto diffs, check_gpu(*mod, 0, r.program.graph, o.seed, dev));
     double m = 0;
-    for (const OutputDiff& d : diffs) m = std::max(m, d.max_rel);
+    for (const OutputDiff& d : diffs)  // NaN (the program overflows) shows, not dropped by max
+      m = std::isnan(d.max_rel) ? d.max_rel : std::max(m, d.max_rel);
     return m;
   };
-  be.time = [&](size_t i, const ir::KernelGraph& g) -> Result<Timed> {
-    MG_ASSIGN_OR_RETURN(GpuBuffers b, make_gpu_buffers(g, o.seed, dev));
-    Timed t;
-    MG_ASSIGN_OR_RETURN(t.seconds, mod->time(i, b.in(), b.out(), o.runs, o.cuda_graphs));
-    MG_RETURN_IF_ERROR(b.download(*dev));
-    t.outputs = values(b.host.outputs);
-    return t;
+  std::vector<std::unique_ptr<GpuBuffers>> bufs(r.ranked.size() + 1);
+  be.run = [&](size_t i, const ir::KernelGraph& g) -> Result<Outputs> {
+    MG_ASSIGN_OR_RETURN(GpuBuffers b, make_gpu_buffers(g, o.seed, dev, &r.program.graph));
+    bufs[i] = std::make_unique<GpuBuffers>(std::move(b));
+    MG_RETURN_IF_ERROR(mod->run(i, bufs[i]->in(), bufs[i]->out()));
+    MG_RETURN_IF_ERROR(bufs[i]->download(*dev));
+    return values(bufs[i]->host.outputs);
   };
-  return measure(r, be);
+  // One sample: CudaDevice::time's median of 1 event-timed batch (after its own warm-up launch).
+  be.sample = [&](size_t i) -> Result<double> {
+    return mod->time(i, bufs[i]->in(), bufs[i]->out(), 1, o.cuda_graphs);
+  };
+  return measure(r, be, o);
 }
 
 // Steps 4 and 5: the variants faster than the program, fastest first, certified until one may
@@ -181,17 +261,47 @@ Status measure_gpu(OptimizeReport& r, const OptimizeOptions& o,
 void choose_and_certify(const ir::KernelGraph& program, const OptimizeOptions& o,
                         OptimizeReport& r) {
   std::vector<size_t> order;
-  for (size_t i = 0; i < r.ranked.size(); ++i) {
-    const Variant& v = r.ranked[i];
-    if (r.measured ? v.measured && v.seconds < r.program.seconds
-                   : v.cost.total_s < r.program.cost.total_s)
-      order.push_back(i);
+  if (r.measured) {
+    std::vector<const TimingStats*> timed;
+    for (const Variant& v : r.ranked) timed.push_back(v.measured ? &v.timing : nullptr);
+    order = preference_order(r.program.timing, timed, o.min_gain);
+    auto ratio = [&](const Variant& v) {
+      std::ostringstream os;
+      os << std::fixed << std::setprecision(2) << v.speedup << "x";
+      return os.str();
+    };
+    // Faster by the median but not beyond the noise: said, never preferred.
+    for (size_t i = 0; i < r.ranked.size(); ++i) {
+      const Variant& v = r.ranked[i];
+      if (!v.measured || std::find(order.begin(), order.end(), i) != order.end()) continue;
+      if (v.speedup > 1) {
+        const Ratio q = compare(v.timing, r.program.timing);
+        r.notes.push_back(v.label + ": " + ratio(v) + " (median of per-round ratios), within noise of " +
+                          "the program (95% interval of the median ratio " +
+                          std::to_string(q.lo).substr(0, 5) + ".." +
+                          std::to_string(q.hi).substr(0, 5) + ", not below " +
+                          std::to_string(1 - o.min_gain).substr(0, 4) +
+                          "): the program is preferred");
+      }
+    }
+    if (!order.empty()) {
+      const Variant& lead = r.ranked[order.front()];
+      for (size_t i : order)
+        if (r.ranked[i].speedup > lead.speedup)
+          r.notes.push_back(r.ranked[i].label + ": " + ratio(r.ranked[i]) + ", within noise of " +
+                            lead.label + " (" + ratio(lead) + "): the earlier-ranked " +
+                            lead.label + " is preferred");
+    }
+  } else {
+    for (size_t i = 0; i < r.ranked.size(); ++i)
+      if (r.ranked[i].cost.total_s < r.program.cost.total_s) order.push_back(i);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return r.ranked[a].cost.total_s < r.ranked[b].cost.total_s;
+    });
   }
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
-    return r.measured ? r.ranked[a].seconds < r.ranked[b].seconds
-                      : r.ranked[a].cost.total_s < r.ranked[b].cost.total_s;
-  });
-  if (order.empty()) r.notes.push_back("no variant beats the program as written; it is kept");
+  if (order.empty())
+    r.notes.push_back(r.measured ? "no variant beats the program beyond the noise; it is kept"
+                                 : "no variant beats the program as written; it is kept");
   verify::VerifyOptions vo = o.certify;
   vo.mode = verify::Mode::kCertify;
   int tries = 0;
@@ -230,6 +340,7 @@ void choose_and_certify(const ir::KernelGraph& program, const OptimizeOptions& o
 Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOptions& o) {
   OptimizeReport r;
   r.target = o.search.target;
+  r.min_gain = o.min_gain;
   MG_RETURN_IF_ERROR(validate(program, r.target));
   search::SearchOptions so = o.search;
   so.certify = false;  // the chosen variant is certified in step 5
@@ -274,14 +385,15 @@ std::string format_report(const OptimizeReport& r, const ir::KernelGraph& progra
      << "search: " << search::stop_reason_name(r.search.stop_reason) << ", " << cands
      << " candidates passed the screen in " << r.search.parts.size() << " Lax part(s), " << std::fixed
      << std::setprecision(1) << r.search.seconds << " s\n";
-  os << "\n variant        kernels  model-us  measured-us  vs-program  max-rel-err\n";
+  os << "\n variant        kernels  model-us  measured-us   spread  vs-program  max-rel-err\n";
   auto row = [&](const Variant& v, bool chosen) {
     os << (chosen ? "*" : " ") << std::left << std::setw(14) << v.label << std::right
        << std::setw(8) << v.graph.ops.size() << std::setw(10) << std::setprecision(1)
        << v.cost.total_s * 1e6;
     if (v.measured || (&v == &r.program && r.measured))
-      os << std::setw(13) << std::setprecision(1) << v.seconds * 1e6 << std::setw(11)
-         << std::setprecision(2) << r.program.seconds / v.seconds << "x" << std::setw(13)
+      os << std::setw(13) << std::setprecision(1) << v.seconds * 1e6 << std::setw(8)
+         << std::setprecision(1) << 100 * v.timing.spread() << "%" << std::setw(11)
+         << std::setprecision(2) << (&v == &r.program ? 1.0 : v.speedup) << "x" << std::setw(13)
          << std::scientific << std::setprecision(1) << (&v == &r.program ? r.program_max_rel : v.max_rel)
          << std::fixed;
     os << "\n";
@@ -291,12 +403,21 @@ std::string format_report(const OptimizeReport& r, const ir::KernelGraph& progra
   os << "(program max-rel-err: its " << (r.target.kind == target::Kind::kCpu ? "CPU" : "GPU")
      << " run vs the float64 interpreter; variants: vs the program's run)\n";
   if (r.measured)
+    os << "(measured-us: median of " << r.rounds.rounds
+       << " interleaved rounds; spread: (p90 - p10) / median; vs-program: median of the "
+          "per-round ratios; a variant is preferred only when the 95% interval of that "
+          "median shows a gain of at least "
+       << std::setprecision(0) << 100 * r.min_gain << "%)\n";
+  if (r.measured)
     os << "rank correlation, model vs measured (Spearman, " << r.ranked.size()
        << " variants): " << std::setprecision(2) << r.spearman << "\n";
   const Variant& c = r.chosen();
   os << "\nchosen: " << c.label;
-  if (r.measured) os << ", " << std::setprecision(2) << r.program.seconds / c.seconds
-                     << "x the program as written";
+  if (r.measured)
+    os << ", " << std::setprecision(2) << (r.best < 0 ? 1.0 : c.speedup)
+       << "x the program as written (median of per-round ratios; spread " << std::setprecision(1)
+       << 100 * c.timing.spread() << "%" << (r.best >= 0 ? ", program " : "")
+       << (r.best >= 0 ? percent(r.program.timing.spread()) : "") << ")";
   os << "\n";
   if (r.certify_ran) os << "certify: " << verify::format_verdict(r.certified, program, c.graph);
   if (r.best < 0) os << "verdict: the program itself (nothing to prove)\n";
@@ -338,16 +459,23 @@ Status write_optimize_results(const OptimizeReport& r, const ir::KernelGraph& pr
   j["search_stop"] = std::string(search::stop_reason_name(r.search.stop_reason));
   j["measured"] = r.measured;
   j["chosen"] = r.chosen().label;
+  j["chosen_speedup"] = r.best < 0 ? 1.0 : r.chosen().speedup;
   // The chosen graph's device traffic and FLOPs by the cost model's counts: achieved
   // bandwidth / FLOP rate = these over the measured time (bench/gpu).
   j["chosen_bytes"] = r.chosen().cost.bytes;
   j["chosen_flops"] = r.chosen().cost.flops;
   j["device"] = r.device;
   j["program"] = {{"model_s", r.program.cost.total_s}, {"measured_s", r.program.seconds},
-                  {"max_rel", r.program_max_rel}};
+                  {"spread", r.program.timing.spread()}, {"p10_s", r.program.timing.p10},
+                  {"p90_s", r.program.timing.p90}, {"max_rel", r.program_max_rel}};
+  j["rounds"] = r.rounds.rounds;
+  j["spread_ok"] = r.rounds.spread_ok;
   for (const Variant& v : r.ranked)
     j["variants"].push_back({{"label", v.label}, {"kernels", v.graph.ops.size()},
                              {"model_s", v.cost.total_s}, {"measured_s", v.seconds},
+                             {"spread", v.timing.spread()}, {"speedup", v.speedup},
+                             {"p10_s", v.timing.p10},
+                             {"p90_s", v.timing.p90},
                              {"measured", v.measured}, {"max_rel", v.max_rel},
                              {"verdict", v.verdict}});
   j["spearman"] = r.spearman;

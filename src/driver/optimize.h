@@ -8,10 +8,15 @@
 //   3. measure             one JIT module with the program and the n variants, on the CPU for
 //                          target cpu, on the GPU for a GPU target when one is present; each
 //                          run on the same seeded inputs, checked against the program's run
-//                          (which is checked against the float64 interpreter), timed (median;
-//                          on a GPU with CUDA events, launched as a CUDA graph)
-//   4+5. choose, certify   the variants faster than the program (measured; by the model where
-//                          nothing can be measured), fastest first, are certified against the
+//                          (which is checked against the float64 interpreter; that run is
+//                          also the first warm-up), then the program and the variants that
+//                          match it timed in interleaved rounds (driver/time_rounds.h): median
+//                          and spread each, more rounds while a spread is too wide (on a GPU
+//                          each sample is CUDA-event timed, launched as a CUDA graph)
+//   4+5. choose, certify   the variants faster than the program beyond the noise (measured,
+//                          time_rounds.h's preference_order: a tie goes to the program, then to
+//                          the earlier-ranked variant; by the model where nothing can be
+//                          measured), in that order, are certified against the
 //                          program until one is VERIFIED (at most certify_tries); an unproven
 //                          one (PASSED, UNPROVED) is taken only with accept_unproved, a
 //                          rejected one never; the program itself is kept when none qualifies
@@ -26,6 +31,7 @@
 
 #include "driver/cpu_backend.h"
 #include "driver/cuda_backend.h"
+#include "driver/time_rounds.h"
 #include "opt/cost_model.h"
 
 namespace mugraph::driver {
@@ -33,7 +39,13 @@ namespace mugraph::driver {
 struct OptimizeOptions {
   search::SearchOptions search;  // search.target is the optimize target
   int top_n = 8;                 // variants measured (MCFuser measures a few top candidates)
-  int runs = 10;                 // timed runs per variant after one warm-up (median reported)
+  int runs = 10;                 // interleaved timing rounds per batch, after a warm-up round
+  int max_rounds = 80;           // rounds in all at most (batches added while too noisy)
+  double max_spread = 0.10;      // (p90 - p10) / median above which another batch is timed
+  double measure_time_s = 10;    // no batch is added after this many seconds of timing
+  double min_gain = 0.02;        // a win smaller than this share of the median is no win
+  double min_sample_s = 0.02;    // CPU: a sample repeats calls until it lasts about this long
+                                 // (many scheduler time slices: a neighbour's share averages out)
   uint64_t seed = 1;             // inputs of the measured runs
   runtime::JitOptions jit = default_jit_options();
   runtime::CudaJitOptions cuda_jit = default_cuda_jit_options();
@@ -48,7 +60,9 @@ struct Variant {
   ir::KernelGraph graph;
   opt::Cost cost;
   bool measured = false;
-  double seconds = 0;   // measured median
+  double seconds = 0;   // measured median (timing.median)
+  TimingStats timing;   // its samples, median and spread (interleaved rounds)
+  double speedup = 0;   // over the program: 1 / the median of the per-round time ratios
   double max_rel = 0;   // against the program's run
   std::string verdict;  // the screen verdict of its candidate(s), or certify's once certified
 };
@@ -62,6 +76,8 @@ struct OptimizeReport {
   bool measured = false;         // whether step 3 ran
   double program_max_rel = 0;    // program's measured run against the float64 interpreter
   double spearman = 0;           // model vs measured over `ranked`
+  RoundsResult rounds;           // the timing rounds (stats are copied into the variants)
+  double min_gain = 0;           // OptimizeOptions::min_gain, as used
   verify::Verdict certified;      // of the chosen variant (when one was chosen)
   bool certify_ran = false;
   std::string not_verified;       // the loud line: a faster variant was not handed out, and why

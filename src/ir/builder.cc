@@ -2,6 +2,7 @@
 #include "ir/builder.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace mugraph::ir {
 
@@ -109,14 +110,48 @@ Status KernelBuilder::check_ids(const std::vector<TensorId>& ids) const {
   return ok_status();
 }
 
-Result<TensorId> KernelBuilder::input(const std::string& name, const TensorType& type) {
+namespace {
+
+Status check_scale(const std::string& name, double scale) {
+  if (!(std::isfinite(scale) && scale > 0))
+    return error("input '", name, "': scale must be a finite number > 0, got ", scale);
+  return ok_status();
+}
+
+// Keeps KernelGraph::input_scales empty while no input sets a scale, else one per input.
+void put_scale(KernelGraph& g, size_t i, double scale) {
+  if (scale == 0 && g.input_scales.empty()) return;
+  g.input_scales.resize(g.inputs.size(), 0);
+  g.input_scales[i] = scale;
+}
+
+}  // namespace
+
+Result<TensorId> KernelBuilder::input(const std::string& name, const TensorType& type,
+                                      double scale) {
   if (type.shape.rank < 1 || type.shape.rank > kMaxRank)
     return error("input '", name, "': rank must be 1..", kMaxRank);
   MG_RETURN_IF_ERROR(check_shape(type.shape).with_context("input '" + name + "': "));
   MG_RETURN_IF_ERROR(check_layout(type.shape, type.layout).with_context("input '" + name + "': "));
+  if (scale != 0) MG_RETURN_IF_ERROR(check_scale(name, scale));
   MG_ASSIGN_OR_RETURN(TensorId id, add_tensor(name, type));
   g_.inputs.push_back(id);
+  put_scale(g_, g_.inputs.size() - 1, scale);
   return id;
+}
+
+Status set_input_scale(KernelGraph& g, const std::string& name, double scale) {
+  std::string known;
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const std::string& n = g.tensor(g.inputs[i]).name;
+    if (n == name) {
+      MG_RETURN_IF_ERROR(check_scale(name, scale));
+      put_scale(g, i, scale);
+      return ok_status();
+    }
+    known += (i ? ", " : "") + n;
+  }
+  return error("no input named '", name, "' (the inputs are ", known, ")");
 }
 
 Result<TensorId> KernelBuilder::op(OpKind op, const std::vector<TensorId>& inputs,

@@ -75,7 +75,9 @@ class BlockBuilder {
 
 class KernelBuilder {
  public:
-  Result<TensorId> input(const std::string& name, const TensorType& type);
+  // `scale`: the scale of the input's random values (KernelGraph::input_scales), 0 = unset;
+  // otherwise it must be finite and > 0.
+  Result<TensorId> input(const std::string& name, const TensorType& type, double scale = 0);
   Result<TensorId> op(OpKind op, const std::vector<TensorId>& inputs, const OpAttrs& attrs = {},
                       const std::string& name = "");
   // Adds a graph-defined op; `names` names its outputs (empty: generated).
@@ -95,5 +97,10 @@ class KernelBuilder {
   KernelGraph g_;
   NameScope names_;
 };
+
+// Sets the scale of the random values of g's input `name` (what `--input-scale NAME=S` does to
+// a loaded program). Errors: no input of that name (the message lists the inputs), or a scale
+// that is not finite and > 0.
+Status set_input_scale(KernelGraph& g, const std::string& name, double scale);
 
 }  // namespace mugraph::ir

@@ -112,8 +112,14 @@ struct KernelGraph {
   std::vector<TensorId> inputs;
   std::vector<KernelOp> ops;  // topological order
   std::vector<TensorId> outputs;
+  // The scale of each input's random values where the program sets it (text `scale=`, JSON
+  // "scale"; > 0), in `inputs` order, 0 where unset (then the input's role decides:
+  // verify/random_inputs.h); empty when no input sets one. Not part of what the graph
+  // computes: a check draws both graphs' inputs as the reference program says.
+  std::vector<double> input_scales;
 
   const Tensor& tensor(TensorId id) const { return tensors[static_cast<size_t>(id)]; }
+  double input_scale(size_t i) const { return i < input_scales.size() ? input_scales[i] : 0; }
   // Structural equality: same tensors (names, types), ops, attributes and maps, in order.
   bool operator==(const KernelGraph&) const = default;
 };

@@ -1,6 +1,7 @@
 #include "ir/json.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 
@@ -416,7 +417,14 @@ void load_input(KernelBuilder& kb, const json& in) {
     if (st.size() != dims.size()) throw LoadError{"strides and shape differ in length", "strides"};
     for (size_t i = 0; i < st.size(); ++i) t.layout.strides[i] = st[i];
   }
-  value_or_throw(kb.input(name, t));
+  double scale = 0;
+  if (in.contains("scale")) {
+    const json& s = in["scale"];
+    if (!s.is_number() || !(s.get<double>() > 0) || !std::isfinite(s.get<double>()))
+      throw LoadError{"scale of input '" + name + "' must be a finite number > 0", "scale"};
+    scale = s.get<double>();
+  }
+  value_or_throw(kb.input(name, t, scale));
 }
 
 KernelGraph load(const json& j) {
@@ -497,14 +505,15 @@ std::string untagged(const json::exception& e) {
 std::string to_json(const KernelGraph& g, int indent) {
   json j = {{"format", kJsonFormat}, {"version", kJsonVersion}};
   json inputs = json::array();
-  for (TensorId id : g.inputs) {
-    const Tensor& t = g.tensor(id);
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const Tensor& t = g.tensor(g.inputs[i]);
     json in = {{"name", t.name}, {"dtype", dtype_name(t.type.dtype)},
                {"shape", std::vector<int64_t>(t.type.shape.dims.begin(),
                                               t.type.shape.dims.begin() + t.type.shape.rank)}};
     if (!t.type.is_row_major())
       in["strides"] = std::vector<int64_t>(t.type.layout.strides.begin(),
                                            t.type.layout.strides.begin() + t.type.shape.rank);
+    if (g.input_scale(i) != 0) in["scale"] = g.input_scale(i);
     inputs.push_back(in);
   }
   json ops = json::array();

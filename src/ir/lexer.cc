@@ -40,6 +40,28 @@ std::string describe_char(const std::string& src, size_t i) {
   return "byte \\x" + hex(b, 2) + (b >= 0x80 ? " (not valid UTF-8)" : "");
 }
 
+// Where a decimal's fraction and exponent end, given that its integer digits end at j: j itself
+// when none follows ('.' and 'e' count only when digits follow them, so `1e` stays 1 and e).
+size_t decimal_end(const std::string& src, size_t j) {
+  auto digit = [&](size_t k) {
+    return k < src.size() && std::isdigit(static_cast<unsigned char>(src[k]));
+  };
+  size_t k = j;
+  if (k < src.size() && src[k] == '.' && digit(k + 1)) {
+    k += 1;
+    while (digit(k)) ++k;
+  }
+  if (k < src.size() && (src[k] == 'e' || src[k] == 'E')) {
+    size_t e = k + 1;
+    if (e < src.size() && (src[e] == '+' || src[e] == '-')) ++e;
+    if (digit(e)) {
+      while (digit(e)) ++e;
+      k = e;
+    }
+  }
+  return k;
+}
+
 }  // namespace
 
 Result<std::vector<Token>> lex(const std::string& src) {
@@ -75,10 +97,19 @@ Result<std::vector<Token>> lex(const std::string& src) {
                (c == '-' && i + 1 < src.size() && std::isdigit(static_cast<unsigned char>(src[i + 1])))) {
       j = i + 1;
       while (j < src.size() && std::isdigit(static_cast<unsigned char>(src[j]))) ++j;
-      t.kind = Token::kInt;
-      const auto res = std::from_chars(src.data() + i, src.data() + j, t.value);
-      if (res.ec != std::errc())
-        return error(line, ":", col, ": integer '", src.substr(i, j - i), "' is out of range");
+      const size_t real_end = decimal_end(src, j);
+      if (real_end > j) {  // a decimal: 0.02, 1e-3, 2.5E+4
+        j = real_end;
+        t.kind = Token::kReal;
+        const auto res = std::from_chars(src.data() + i, src.data() + j, t.real);
+        if (res.ec != std::errc() || res.ptr != src.data() + j)
+          return error(line, ":", col, ": number '", src.substr(i, j - i), "' is out of range");
+      } else {
+        t.kind = Token::kInt;
+        const auto res = std::from_chars(src.data() + i, src.data() + j, t.value);
+        if (res.ec != std::errc())
+          return error(line, ":", col, ": integer '", src.substr(i, j - i), "' is out of range");
+      }
     } else if (c != '\0' && std::strchr("()[]{},=:/", c) != nullptr) {
       j = i + 1;
       t.kind = Token::kPunct;

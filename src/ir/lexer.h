@@ -10,9 +10,10 @@
 namespace mugraph::ir {
 
 struct Token {
-  enum Kind { kIdent, kInt, kPunct, kEnd } kind = kEnd;
+  enum Kind { kIdent, kInt, kReal, kPunct, kEnd } kind = kEnd;
   std::string text;  // identifier / punctuation character / digits
   int64_t value = 0;  // kInt
+  double real = 0;    // kReal: a decimal with '.' or an exponent (0.02, 1e-3; input scales)
   int line = 1, col = 1;
 
   std::string describe() const;  // "'x'", "end of input"

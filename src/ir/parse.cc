@@ -1,5 +1,6 @@
 // Recursive-descent parser for the uGraph text format (grammar in ir/text.h). Syntax is checked
 // here; every semantic rule is left to the builders, whose errors get the statement's line:col.
+#include <cmath>
 #include <map>
 
 #include "ir/builder.h"
@@ -70,6 +71,8 @@ class Parser {
   }
 
   Result<Value> value();
+  // A number > 0 after `what=`: a decimal (0.02, 1e-3), an integer or a rational (1/64).
+  Result<double> positive_number(const char* what);
   Result<DimMap> map_value();
   Result<std::vector<std::string>> name_list(const char* ctx);
   Result<Call> call(std::vector<std::string> lhs);
@@ -117,6 +120,23 @@ Result<DimMap> Parser::map_value() {
   }
   MG_RETURN_IF_ERROR(expect_punct('}', "to close the map"));
   return m;
+}
+
+Result<double> Parser::positive_number(const char* what) {
+  const Token& t = peek();
+  double x = 0;
+  if (t.kind == Token::kReal) {
+    next();
+    x = t.real;
+  } else if (t.kind == Token::kInt) {
+    MG_ASSIGN_OR_RETURN(Value v, value());
+    x = v.kind == Value::kRational ? v.r.to_double() : static_cast<double>(v.i);
+  } else {
+    return err(t, "expected a number after '", what, "=' (0.02, 1/64, 1e-3), found ",
+               t.describe());
+  }
+  if (!(std::isfinite(x) && x > 0)) return err(t, what, " must be a finite number > 0");
+  return x;
 }
 
 Result<Value> Parser::value() {
@@ -424,7 +444,15 @@ Status Parser::kernel_stmt(KernelBuilder& kb) {
                  "): inputs must come before ops");
     MG_RETURN_IF_ERROR(expect_punct(':', "after the input name"));
     MG_ASSIGN_OR_RETURN(TensorType type, tensor_type());
-    auto r = kb.input(name, type);
+    double scale = 0;
+    // `scale = 0.02`; `scale = op(...)` is the next statement, an op whose result is named
+    // 'scale'.
+    if (at_ident("scale") && at_punct('=', 1) && peek(2).kind != Token::kIdent) {
+      next();
+      next();
+      MG_ASSIGN_OR_RETURN(scale, positive_number("scale"));
+    }
+    auto r = kb.input(name, type, scale);
     return r.ok() ? ok_status() : err(st, r.status().message());
   }
   if (at_ident("output") && peek(1).kind == Token::kIdent) {

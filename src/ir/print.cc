@@ -1,4 +1,5 @@
 // Canonical printer for the uGraph text format (grammar in ir/text.h).
+#include <charconv>
 #include <sstream>
 
 #include "ir/text.h"
@@ -85,12 +86,23 @@ void print_block(std::ostream& os, const KernelGraph& kg, const KernelOp& op) {
   os << "}\n";
 }
 
+// The shortest decimal that reads back as exactly `x` (0.02, not 0.0200000000000000004).
+std::string shortest(double x) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, x);
+  return std::string(buf, r.ptr);
+}
+
 }  // namespace
 
 std::string print_graph(const KernelGraph& g) {
   std::ostringstream os;
-  for (TensorId id : g.inputs)
-    os << "input " << g.tensor(id).name << " : " << g.tensor(id).type.to_string() << "\n";
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const Tensor& t = g.tensor(g.inputs[i]);
+    os << "input " << t.name << " : " << t.type.to_string();
+    if (g.input_scale(i) != 0) os << " scale=" << shortest(g.input_scale(i));
+    os << "\n";
+  }
   for (const KernelOp& op : g.ops) {
     if (op.graph_defined) {
       print_block(os, g, op);

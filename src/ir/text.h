@@ -2,7 +2,7 @@
 //
 //   # comment
 //   input X : f16[16, 4096]                      # optional: strides=[1, 16]
-//   input W : f16[4096, 4096]
+//   input W : f16[4096, 4096]                    # optional: scale=0.02 (random inputs' scale)
 //   S = sum(X, dim=1, group=4096)                # predefined op: name(inputs..., attr=value...)
 //   Y = scale(S, factor=1/4096)
 //   Z, Q = graph_defined(X, W, grid=[128, 1, 1], forloop=64) {
@@ -23,6 +23,9 @@
 // At kernel level, the composites of ir/composite.h (rms_norm(X, dim=1), softmax(X, dim=1),
 // attention(Q, K, V)) expand into table ops when parsed; the printer writes the expanded ops.
 // Attribute values: integers, rationals (1/4096), int lists ([2, 8]), maps ({x:1, y:0}), phi.
+// An input's `scale=` (after its type and strides) takes a number > 0: a decimal (0.02, 1e-3),
+// an integer or a rational; it sets how large that input's random values are in run, compare,
+// the float check and optimize's measured runs (verify/random_inputs.h), not what it computes.
 // Names are scoped per graph: inside a block graph, input_iterator names a kernel tensor among the
 // op's inputs (the k-th iterator naming a tensor passed twice takes its k-th occurrence); all
 // other names refer to block tensors. print_graph output parses back to an equal graph.

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "verify/interpret.h"
+#include "verify/overflow.h"
 #include "verify/random_inputs.h"
 
 namespace mugraph::verify {
@@ -74,6 +75,7 @@ struct ReferenceRuns {
   Result<Tensors<double>> r64 = error("not run");
   Result<Tensors<float>> r32 = error("not run");
   std::string how;  // how the inputs were changed, when they were
+  std::optional<Overflow> overflow;  // where r32 first leaves its format's range, if it does
 };
 
 // Which inputs of g reach a sqrt (the radicand side): only those are made non-negative when
@@ -127,7 +129,7 @@ std::shared_ptr<const ReferenceRuns> compute_reference_runs(const ir::KernelGrap
     if (all) {
       if (t.scale != 1 || t.abs)
         runs->how =
-            std::string("the float64 reference is not finite on standard normal inputs: inputs") +
+            std::string("the float64 reference is not finite on its normal inputs: inputs") +
             (t.abs ? " feeding a sqrt made non-negative" : "") +
             (t.abs && t.scale != 1 ? " and" : "") +
             (t.scale != 1 ? " scaled by " + fmt_scale(t.scale) : std::string());
@@ -136,6 +138,11 @@ std::shared_ptr<const ReferenceRuns> compute_reference_runs(const ir::KernelGrap
   }
   runs->in32 = convert<float>(runs->in64);
   runs->r32 = interpret<float>(ref, runs->in32);
+  bool finite32 = true;
+  if (runs->r32.ok())
+    for (const auto& o : *runs->r32)
+      for (float x : o.data) finite32 = finite32 && std::isfinite(x);
+  if (!finite32) runs->overflow = find_overflow(ref, runs->in64);
   return runs;
 }
 
@@ -186,6 +193,8 @@ FloatReport float_check(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
     return rep;
   }
   std::optional<Result<Tensors<double>>> c64;  // only when the program overflows
+  std::string overflowing;                      // the reference's outputs that do
+  std::optional<Overflow> first_output;         // the first of them
   const bool find = perm.empty();
   std::vector<bool> used(cand.outputs.size(), false);
   for (size_t i = 0; i < ref.outputs.size(); ++i) {
@@ -214,9 +223,9 @@ FloatReport float_check(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
     }
     const double cand_err = err(static_cast<size_t>(j));
     if (overflow) {
-      rep.note += std::string(rep.note.empty() ? "" : "; ") + "the program itself overflows in " +
-                  std::string(ir::dtype_name(t.type.dtype)) + " (output '" + t.name +
-                  "' is not finite in its own precision): candidate compared in float64";
+      overflowing += std::string(overflowing.empty() ? "" : ", ") + "'" + t.name + "'";
+      if (!first_output)
+        first_output = Overflow{t.name, std::string(ir::dtype_name(t.type.dtype))};
       FloatOutputError e{t.name, 0, cand_err, kFloat64Tolerance, false};
       e.ok = std::isfinite(cand_err) && cand_err <= kFloat64Tolerance;
       rep.outputs.push_back(e);
@@ -234,6 +243,11 @@ FloatReport float_check(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
       }
     }
     rep.ok = rep.ok && rep.outputs.back().ok;
+  }
+  if (!overflowing.empty()) {
+    const Overflow o = runs->overflow.value_or(*first_output);
+    rep.note += std::string(rep.note.empty() ? "" : "; ") + o.message() + " (output " +
+                overflowing + " not finite in its own precision): candidate compared in float64";
   }
   return rep;
 }

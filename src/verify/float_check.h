@@ -1,6 +1,7 @@
 // The floating-point check (Mirage §5.2, "numerical stability"): a candidate can be equal to the
 // program over the reals and still be useless in floating point (say, it subtracts two huge
-// intermediates). Both programs run in float32 on seeded standard-normal inputs, with every
+// intermediates). Both programs run in float32 on seeded normal inputs (mean 0, standard
+// deviation the input's scale by role: verify/random_inputs.h), with every
 // stored tensor rounded to its declared type (f16/bf16 programs are emulated: see
 // verify/arith.h), and are compared with a float64 run of the reference on the same inputs.
 //
@@ -18,8 +19,10 @@
 // precision (the float32 reference is not finite while the float64 one is), that is the
 // program's doing, never the candidate's: the candidate is then compared in float64 against the
 // float64 reference (accepted iff the normwise error is <= kFloat64Tolerance) and the note names
-// the output. When no scale gives a finite reference, the check could not judge: `judged` is
-// false and `ok` is false (a verdict built on it is INCONCLUSIVE, never an acceptance).
+// the first tensor of the program, in program order, that is not finite (verify/overflow.h) and
+// the outputs that are not. When no scale gives a finite reference, the check could not judge:
+// `judged` is false and `ok` is false (a verdict built on it is INCONCLUSIVE, never an
+// acceptance).
 #pragma once
 
 #include <string>

@@ -21,6 +21,12 @@ using Tensors = std::vector<HostTensor<T>>;
 template <class T>
 Result<Tensors<T>> interpret(const ir::KernelGraph& g, const Tensors<T>& inputs);
 
+// interpret(), calling seen(id, value) for every kernel tensor as it is stored: the inputs,
+// then each op's outputs, in program order (what names the first tensor that overflows).
+template <class T, class Seen>
+Result<Tensors<T>> interpret_observed(const ir::KernelGraph& g, const Tensors<T>& inputs,
+                                      Seen&& seen);
+
 // Runs one block graph (a graph-defined op) on device tensors; returns its outputs.
 template <class T>
 Tensors<T> interpret_block(const ir::BlockGraph& bg, const std::vector<const HostTensor<T>*>& inputs);
@@ -202,6 +208,12 @@ inline std::vector<size_t> last_uses(const ir::KernelGraph& g) {
 
 template <class T>
 Result<Tensors<T>> interpret(const ir::KernelGraph& g, const Tensors<T>& inputs) {
+  return interpret_observed(g, inputs, [](ir::TensorId, const HostTensor<T>&) {});
+}
+
+template <class T, class Seen>
+Result<Tensors<T>> interpret_observed(const ir::KernelGraph& g, const Tensors<T>& inputs,
+                                      Seen&& seen) {
   if (inputs.size() != g.inputs.size())
     return error("graph has ", g.inputs.size(), " inputs, ", inputs.size(), " given");
   std::vector<std::optional<HostTensor<T>>> v(g.tensors.size());
@@ -212,6 +224,7 @@ Result<Tensors<T>> interpret(const ir::KernelGraph& g, const Tensors<T>& inputs)
       return error("input '", t.name, "' expects shape ", t.type.shape.to_string(), ", given ",
                    inputs[i].shape.to_string());
     v[static_cast<size_t>(g.inputs[i])] = inputs[i];
+    seen(g.inputs[i], inputs[i]);
   }
   const std::vector<size_t> last = detail::last_uses(g);
   for (size_t k = 0; k < g.ops.size(); ++k) {
@@ -227,6 +240,7 @@ Result<Tensors<T>> interpret(const ir::KernelGraph& g, const Tensors<T>& inputs)
         detail::store(t, type.dtype);
         v[static_cast<size_t>(op.outputs[0])] = std::move(t);
       }
+      for (ir::TensorId id : op.outputs) seen(id, *v[static_cast<size_t>(id)]);
     }
     for (ir::TensorId id : op.inputs)
       if (last[static_cast<size_t>(id)] == k) v[static_cast<size_t>(id)].reset();

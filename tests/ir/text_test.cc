@@ -1,4 +1,5 @@
 // The text format: parse errors with line:column, and print/parse round trips.
+#include "ir/builder.h"
 #include "ir/json.h"
 #include "test_util.h"
 
@@ -118,6 +119,89 @@ TEST(Text, GrammarWordsAsNamesRoundTrip) {
   EXPECT_NE(mugraph::testing::parse_error("input X : f32[2] strides=[1, 2]\n")
                 .find("1:26: strides must be a list of 1 integers"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace mugraph::ir
+
+namespace mugraph::ir {
+namespace {
+
+using mugraph::testing::parse_error;
+using mugraph::testing::parse_ok;
+
+// Issue 27, item 4: an input's `scale=` (its random values' scale) prints and parses back, in
+// text and JSON, in every number form; an unset scale prints nothing.
+TEST(InputScale, RoundTripsInTextAndJson) {
+  const KernelGraph g = parse_ok(
+      "input X : f16[16, 64] strides=[1, 16] scale=0.5\n"
+      "input W : f16[64, 32] scale=0.02\n"
+      "input B : f16[16, 32]\n"
+      "input C : f16[16, 32] scale=1/3\n"
+      "input D : f16[16, 32] scale=1e-3\n"
+      "input E : f16[16, 32] scale=1000\n"
+      "H = matmul(X, W)\nS = add(H, B)\nT = add(S, C)\nU = add(T, D)\nV = add(U, E)\noutput V\n");
+  EXPECT_EQ(g.input_scales, (std::vector<double>{0.5, 0.02, 0, 1.0 / 3, 1e-3, 1000}));
+  const std::string text = print_graph(g);
+  EXPECT_NE(text.find("input W : f16[64, 32] scale=0.02\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("input B : f16[16, 32]\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("strides=[1, 16] scale=0.5\n"), std::string::npos) << text;
+  EXPECT_EQ(parse_ok(text), g);
+  auto j = from_json(to_json(g));
+  ASSERT_TRUE(j.ok()) << j.status().message();
+  EXPECT_EQ(*j, g);
+  EXPECT_NE(to_json(g).find("\"scale\": 0.02"), std::string::npos);
+  // No scale set: no field, no text, and the graph equals one built without any.
+  const KernelGraph plain = parse_ok("input X : f32[4]\nY = exp(X)\noutput Y\n");
+  EXPECT_TRUE(plain.input_scales.empty());
+  EXPECT_EQ(to_json(plain).find("scale"), std::string::npos);
+  EXPECT_NE(g, parse_ok(text.substr(0, text.find(" scale=0.02")) +
+                        text.substr(text.find(" scale=0.02") + 11)));
+}
+
+TEST(InputScale, MustFail) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"input X : f32[2] scale=0\n", "1:24: scale must be a finite number > 0"},
+      {"input X : f32[2] scale=-2\n", "1:24: scale must be a finite number > 0"},
+      {"input X : f32[2] scale=1/0\n", "1:24: scale must be a finite number > 0"},
+      {"input X : f32[2] scale=1e999\n", "1:24: number '1e999' is out of range"},
+      {"input X : f32[2] scale=[1]\n",
+       "1:24: expected a number after 'scale=' (0.02, 1/64, 1e-3), found '['"},
+      {"input X : f32[2]\nY = scale(X, factor=0.5)\n",
+       "2:21: expected a value (name, integer, list, map or phi), found '0.5'"},
+  };
+  for (const auto& [text, want] : cases)
+    EXPECT_NE(parse_error(text).find(want), std::string::npos)
+        << text << " -> " << parse_error(text);
+  // JSON: a scale that is not a positive number names its path.
+  const std::string json = to_json(parse_ok("input X : f32[2] scale=2\nY = exp(X)\noutput Y\n"));
+  std::string bad = json;
+  bad.replace(bad.find("\"scale\": 2.0"), 12, "\"scale\": -1");
+  auto r = from_json(bad);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find(
+                "inputs[0].scale: scale of input 'X' must be a finite number > 0"),
+            std::string::npos)
+      << r.status().message();
+}
+
+// `scale` stays usable as a tensor name and as the op: `scale = scale(X, ...)` after an input
+// is the next statement, not the input's scale.
+TEST(InputScale, ScaleAsANameStillParses) {
+  const KernelGraph g = parse_ok("input X : f32[2]\nscale = scale(X, factor=2)\noutput scale\n");
+  EXPECT_TRUE(g.input_scales.empty());
+  EXPECT_EQ(g.ops.size(), 1u);
+  EXPECT_EQ(parse_ok(print_graph(g)), g);
+}
+
+TEST(InputScale, SetByNameWithClearErrors) {
+  KernelGraph g = parse_ok("input X : f32[2]\ninput W : f32[2]\nY = add(X, W)\noutput Y\n");
+  ASSERT_TRUE(set_input_scale(g, "W", 0.25).ok());
+  EXPECT_EQ(g.input_scales, (std::vector<double>{0, 0.25}));
+  EXPECT_EQ(set_input_scale(g, "Q", 1).message(), "no input named 'Q' (the inputs are X, W)");
+  EXPECT_NE(set_input_scale(g, "X", 0).message().find("scale must be a finite number > 0"),
+            std::string::npos);
+  EXPECT_NE(set_input_scale(g, "Y", 1).message().find("no input named 'Y'"), std::string::npos);
 }
 
 }  // namespace
