@@ -4,7 +4,8 @@
 // 3 `compare` found a difference / `verify` rejected the candidate / `search` found nothing,
 // 4 `verify` could not prove equivalence (screen PASSED, not Lax, no bound, inconclusive) nor
 //   refute it,
-// 5 `search` stopped early (time budget, Ctrl-C) before finding a uGraph,
+// 5 `search` stopped early (time budget, Ctrl-C) before finding a uGraph or before certify
+//   finished,
 // 6 `search` found a uGraph that is not VERIFIED (PASSED or UNPROVED): not handed out unless
 //   --accept-unproved.
 #include <CLI/CLI.hpp>
@@ -23,6 +24,7 @@
 #include "ir/dot.h"
 #include "ir/json.h"
 #include "ir/text.h"
+#include "support/memory.h"
 
 namespace {
 
@@ -51,6 +53,7 @@ struct Options {
   bool accept_unproved = false;
   int top_n = 8, runs = 10;
   std::vector<std::string> input_scales;  // --input-scale NAME=S, applied to the program / A / REF
+  std::string memory_budget;              // --memory-budget SIZE (search, optimize, verify)
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -156,6 +159,7 @@ int cmd_verify(const Options& o) {
   if (v->kind == verify::VerdictKind::kError)
     return fail(error(o.file, " vs ", o.file_b, ": cannot be compared: ", v->summary));
   std::cout << verify::format_verdict(*v, *a, *b);
+  if (!v->cut.empty()) std::cerr << "verify: " << v->summary << "\n";
   switch (v->kind) {
     case verify::VerdictKind::kVerified: return 0;
     case verify::VerdictKind::kPassed: return kUnproved;  // a screen pass proves nothing
@@ -240,6 +244,11 @@ int cmd_search(Options& o) {
   }
   if (!r->best) return kMismatch;
   if (hand_out) return 0;
+  if (!r->certified.cut.empty()) {  // certify was stopped: nothing refuted, nothing proven
+    std::cerr << "certify of the best uGraph was cut (" << r->certified.cut
+              << "): not handed out; give it more time (--time-budget)\n";
+    return 5;
+  }
   return r->certify_ran && !verify::accepted(r->certified.kind) ? kMismatch : kNotVerified;
 }
 
@@ -307,6 +316,14 @@ int cmd_dot(const Options& o) {
   return 0;
 }
 
+// --memory-budget SIZE (verify, search, optimize).
+void add_memory_budget_flag(CLI::App* c, Options& o) {
+  c->add_option("--memory-budget", o.memory_budget,
+                "memory the search and the verifier may hold at once, e.g. 8G or 512M (default: "
+                "half of the machine's memory); checks then wait for each other, caches are "
+                "dropped, a check larger than the budget is refused and said");
+}
+
 // --input-scale NAME=S (run, compare, verify, search, optimize).
 void add_input_scale_flag(CLI::App* c, Options& o) {
   c->add_option("--input-scale", o.input_scales,
@@ -350,6 +367,7 @@ void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
   c->add_option("--seed", o.seed, "verifier seed (default 0)");
   c->add_option("--target", o.target, targets);
   add_input_scale_flag(c, o);
+  add_memory_budget_flag(c, o);
 }
 
 }  // namespace
@@ -389,6 +407,7 @@ int main(int argc, char** argv) {
   ver->add_option("--samples", o.samples, "screen: output entries sampled per output (default 4)");
   ver->add_option("--target", o.target, targets);
   add_input_scale_flag(ver, o);
+  add_memory_budget_flag(ver, o);
   auto* ex = app.add_subcommand("expr", "print abstract expressions; ask the pruning oracle about prefixes");
   ex->add_option("FILE", o.file, "the program (uGraph, text or JSON)")->required();
   ex->add_option("--prefix", o.prefixes, "an abstract expression, e.g. 'sum(64, mul(X, W))' (repeatable)");
@@ -416,6 +435,15 @@ int main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kUserError;
+  }
+  if (!o.memory_budget.empty()) {
+    const int64_t b = parse_bytes(o.memory_budget);
+    if (b <= 0) {
+      std::cerr << "error: --memory-budget '" << o.memory_budget
+                << "': expected a size such as 8G, 512M or 100000000 (bytes)\n";
+      return kUserError;
+    }
+    set_memory_budget(b);
   }
   try {
     if (*check) return cmd_check(o);

@@ -279,6 +279,8 @@ std::string search_summary(const search::SuperoptimizeResult& r, const ir::Kerne
        << r.certified.summary << "\n";
   else if (!r.best)
     os << "\n== no uGraph for the whole program\n";
+  if (!r.budget_note.empty()) os << r.budget_note << "\n";
+  if (!r.memory_note.empty()) os << r.memory_note << "\n";
   (void)program;
   return os.str();
 }

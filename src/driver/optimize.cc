@@ -91,7 +91,7 @@ std::string percent(double x) {
 
 // Step 3: the program and the variants are entries 0..n of one module: check each, then time
 // the program and the variants that match it in interleaved rounds.
-Status measure(OptimizeReport& r, const Backend& be, const OptimizeOptions& o) {
+Status measure(OptimizeReport& r, const Backend& be, const OptimizeOptions& o, const Deadline& dl) {
   MG_ASSIGN_OR_RETURN(r.program_max_rel, be.program_error());
   MG_ASSIGN_OR_RETURN(const Outputs ref, be.run(0, r.program.graph));
   // Where the program itself overflows, its run checks nothing: say so (run_reference).
@@ -100,6 +100,12 @@ Status measure(OptimizeReport& r, const Backend& be, const OptimizeOptions& o) {
   std::vector<size_t> entries{0};
   for (size_t i = 0; i < r.ranked.size(); ++i) {
     Variant& v = r.ranked[i];
+    if (dl.passed()) {
+      r.notes.push_back("the time budget cut measuring before " + v.label +
+                        (i + 1 < r.ranked.size() ? " and the variants after it" : std::string()) +
+                        " ran: not timed, not chosen");
+      break;
+    }
     MG_ASSIGN_OR_RETURN(const Outputs out, be.run(i + 1, v.graph));
     for (size_t k = 0; k < out.size(); ++k) {
       const OutputDiff d = diff_values(
@@ -117,7 +123,7 @@ Status measure(OptimizeReport& r, const Backend& be, const OptimizeOptions& o) {
   ro.rounds = std::max(1, o.runs);
   ro.max_rounds = std::max(ro.rounds, o.max_rounds);
   ro.max_spread = o.max_spread;
-  ro.time_limit_s = o.measure_time_s;
+  ro.time_limit_s = std::min(o.measure_time_s, std::max(0.0, dl.left()));
   MG_ASSIGN_OR_RETURN(r.rounds, time_rounds(
                                     entries.size(),
                                     [&](size_t k) { return be.sample(entries[k]); }, ro));
@@ -141,7 +147,7 @@ Status measure(OptimizeReport& r, const Backend& be, const OptimizeOptions& o) {
   else
     how += "spread still up to " + percent(widest) + " (> " + percent(o.max_spread) + ") when " +
            (r.rounds.time_limited ? "the timing time limit (" +
-                                        std::to_string(o.measure_time_s).substr(0, 4) + " s)"
+                                        std::to_string(ro.time_limit_s).substr(0, 4) + " s)"
                                   : "the round cap (" + std::to_string(ro.max_rounds) + ")") +
            " stopped it; a variant is preferred only beyond that noise";
   r.notes.push_back(how);
@@ -180,8 +186,10 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-Status measure_cpu(OptimizeReport& r, const OptimizeOptions& o) {
-  MG_ASSIGN_OR_RETURN(auto mod, compile_cpu(module_graphs(r), o.jit));
+Status measure_cpu(OptimizeReport& r, const OptimizeOptions& o, const Deadline& dl) {
+  runtime::JitOptions jit = o.jit;
+  if (!dl.none()) jit.time_limit_s = std::max(0.1, dl.left());
+  MG_ASSIGN_OR_RETURN(auto mod, compile_cpu(module_graphs(r), jit));
   r.notes.push_back("JIT: " + std::string(mod->from_cache() ? "cache hit" : "compiled") + " in " +
                     std::to_string(mod->compile_seconds()) + " s (" + mod->path() + ")");
   Backend be;
@@ -222,12 +230,14 @@ Status measure_cpu(OptimizeReport& r, const OptimizeOptions& o) {
     for (int c = 0; c < calls[i]; ++c) MG_RETURN_IF_ERROR(mod->run(i, in, out));
     return seconds_since(t0) / calls[i];
   };
-  return measure(r, be, o);
+  return measure(r, be, o, dl);
 }
 
 Status measure_gpu(OptimizeReport& r, const OptimizeOptions& o,
-                   const std::shared_ptr<runtime::CudaDevice>& dev) {
-  MG_ASSIGN_OR_RETURN(auto mod, load_cuda(module_graphs(r), r.target, o.cuda_jit, dev));
+                   const std::shared_ptr<runtime::CudaDevice>& dev, const Deadline& dl) {
+  runtime::CudaJitOptions jit = o.cuda_jit;
+  if (!dl.none()) jit.time_limit_s = std::max(0.1, dl.left());
+  MG_ASSIGN_OR_RETURN(auto mod, load_cuda(module_graphs(r), r.target, jit, dev));
   r.notes.push_back("measured on " + dev->name() + " (sm_" + std::to_string(dev->sm_arch()) +
                     "), CUDA events per sample" +
                     (o.cuda_graphs ? ", launched as CUDA graphs" : ""));
@@ -253,13 +263,13 @@ Status measure_gpu(OptimizeReport& r, const OptimizeOptions& o,
   be.sample = [&](size_t i) -> Result<double> {
     return mod->time(i, bufs[i]->in(), bufs[i]->out(), 1, o.cuda_graphs);
   };
-  return measure(r, be, o);
+  return measure(r, be, o, dl);
 }
 
 // Steps 4 and 5: the variants faster than the program, fastest first, certified until one may
 // be handed out.
 void choose_and_certify(const ir::KernelGraph& program, const OptimizeOptions& o,
-                        OptimizeReport& r) {
+                        const Deadline& dl, OptimizeReport& r) {
   std::vector<size_t> order;
   if (r.measured) {
     std::vector<const TimingStats*> timed;
@@ -304,6 +314,7 @@ void choose_and_certify(const ir::KernelGraph& program, const OptimizeOptions& o
                                  : "no variant beats the program as written; it is kept");
   verify::VerifyOptions vo = o.certify;
   vo.mode = verify::Mode::kCertify;
+  vo.deadline = dl;
   int tries = 0;
   for (size_t i : order) {
     if (tries++ >= o.certify_tries) {
@@ -314,6 +325,12 @@ void choose_and_certify(const ir::KernelGraph& program, const OptimizeOptions& o
     Variant& v = r.ranked[i];
     const verify::Verdict c = verify::check(program, v.graph, vo);
     v.verdict = std::string(verify::verdict_name(c.kind)) + " (certify): " + c.summary;
+    if (!c.cut.empty()) {
+      r.certify_cut = v.label + ": " + c.summary;
+      r.notes.push_back("certify of " + v.label + " was cut (" + c.cut +
+                        "): not handed out; give the command more time (--time-budget)");
+      break;
+    }
     const bool take = c.kind == verify::VerdictKind::kVerified ||
                       (o.accept_unproved && verify::accepted(c.kind));
     if (take) {
@@ -342,37 +359,89 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
   r.target = o.search.target;
   r.min_gain = o.min_gain;
   MG_RETURN_IF_ERROR(validate(program, r.target));
-  search::SearchOptions so = o.search;
-  so.certify = false;  // the chosen variant is certified in step 5
-  MG_ASSIGN_OR_RETURN(r.search, driver::superoptimize(program, so));
+  // The whole command's deadline; each step gets its share of what is left when it starts.
+  Deadline all = Deadline::after(o.search.time_budget_s);
+  all.with_cancel(o.search.cancel);
+  r.budget_s = all.none() ? 0 : o.search.time_budget_s;
+  auto step = [&](const std::string& name, auto&& body) -> Status {
+    const auto t0 = std::chrono::steady_clock::now();
+    OptimizeReport::Step s{name, 0, ""};
+    Status st = body(s);
+    s.seconds = seconds_since(t0);
+    r.steps.push_back(s);
+    return st;
+  };
+  MG_RETURN_IF_ERROR(step("search", [&](OptimizeReport::Step& s) -> Status {
+    search::SearchOptions so = o.search;
+    so.certify = false;  // the chosen variant is certified in step 5
+    so.time_budget_s = 0;
+    so.deadline = all.share(kOptimizeSearchShare);
+    MG_ASSIGN_OR_RETURN(r.search, driver::superoptimize(program, so));
+    if (r.search.stop_reason == search::StopReason::kTimeLimit) {
+      int done = 0, total = 0;
+      for (const search::SearchResult& p : r.search.parts)
+        done += p.stats.tasks_done, total += p.stats.tasks_total;
+      s.cut = std::to_string(done) + " of " + std::to_string(total) + " tasks done";
+    }
+    return {};
+  }));
   r.program = make_variant("program", program, r.target);
   r.ranked = make_variants(program, r.search, r.target, o.top_n);
   std::shared_ptr<runtime::CudaDevice> gpu;
-  if (r.target.kind == target::Kind::kCpu) {
-    MG_RETURN_IF_ERROR(measure_cpu(r, o));
-  } else if (auto dev = runtime::open_cuda_device(0); dev.ok()) {
-    gpu = dev.value();
-    MG_RETURN_IF_ERROR(measure_gpu(r, o, gpu));
-  } else {
-    r.notes.push_back("target " + r.target.name + ": " + dev.status().message() +
-                      "; variants are ranked by the cost model only, nothing was measured");
-  }
-  choose_and_certify(program, o, r);
-  const codegen::NamedGraph ng{"best", &r.chosen().graph};
-  if (r.target.kind == target::Kind::kCpu) {
-    MG_ASSIGN_OR_RETURN(codegen::Module m, codegen::cpu::generate_cpu({ng}));
-    r.best_source = m.source;
-  } else {
+  MG_RETURN_IF_ERROR(step("measure", [&](OptimizeReport::Step& s) -> Status {
+    const Deadline dl = all.share(kMeasureShare);
+    Status st;
+    try {  // the float64 reference run of the program stops at the deadline too
+      DeadlineScope scope(dl);
+      if (r.target.kind == target::Kind::kCpu) {
+        st = measure_cpu(r, o, dl);
+      } else if (auto dev = runtime::open_cuda_device(0); dev.ok()) {
+        gpu = dev.value();
+        st = measure_gpu(r, o, gpu, dl);
+      } else {
+        r.notes.push_back("target " + r.target.name + ": " + dev.status().message() +
+                          "; variants are ranked by the cost model only, nothing was measured");
+      }
+    } catch (const DeadlinePassed& e) {
+      st = error("the float64 reference run of the program was stopped (", e.what(), ")");
+    }
+    if (!st.ok() && dl.passed() && !r.measured) {  // the compile (or a check) ran out of time
+      s.cut = "nothing timed";
+      r.notes.push_back("measuring was cut by the time budget (" + st.message() +
+                        "); variants are ranked by the cost model only");
+      for (Variant& v : r.ranked) v.measured = false;
+      return {};
+    }
+    if (st.ok() && r.measured && r.rounds.time_limited && dl.passed()) s.cut = "timing rounds shortened";
+    return st;
+  }));
+  MG_RETURN_IF_ERROR(step("certify", [&](OptimizeReport::Step& s) -> Status {
+    choose_and_certify(program, o, all.share(kCertifyShare), r);
+    if (!r.certify_cut.empty()) s.cut = r.certify_cut;
+    return {};
+  }));
+  MG_RETURN_IF_ERROR(step("generate", [&](OptimizeReport::Step& s) -> Status {
+    const codegen::NamedGraph ng{"best", &r.chosen().graph};
+    if (r.target.kind == target::Kind::kCpu) {
+      MG_ASSIGN_OR_RETURN(codegen::Module m, codegen::cpu::generate_cpu({ng}));
+      r.best_source = m.source;
+      return {};
+    }
     MG_ASSIGN_OR_RETURN(codegen::Module m, generate_cuda({ng}, r.target));
     r.best_source = m.source;
     if (!gpu) {
       // Nothing ran, but the kernel handed out must at least compile.
-      if (auto so = runtime::compile_cuda(m, o.cuda_jit); so.ok())
+      runtime::CudaJitOptions jit = o.cuda_jit;
+      if (!all.none()) jit.time_limit_s = std::max(0.1, all.left());
+      if (auto so = runtime::compile_cuda(m, jit); so.ok()) {
         r.notes.push_back("best.cu compiled with nvcc for sm_80 and sm_90");
-      else
+      } else {
         r.notes.push_back("best.cu was not compiled: " + so.status().message());
+        if (all.passed()) s.cut = "nvcc stopped";
+      }
     }
-  }
+    return {};
+  }));
   return r;
 }
 
@@ -422,6 +491,16 @@ std::string format_report(const OptimizeReport& r, const ir::KernelGraph& progra
   if (r.certify_ran) os << "certify: " << verify::format_verdict(r.certified, program, c.graph);
   if (r.best < 0) os << "verdict: the program itself (nothing to prove)\n";
   for (const std::string& n : r.notes) os << "note: " << n << "\n";
+  if (r.budget_s > 0) {
+    double total = 0;
+    os << "time budget " << std::setprecision(1) << r.budget_s << " s:";
+    for (const OptimizeReport::Step& s : r.steps) {
+      total += s.seconds;
+      os << " " << s.name << " " << s.seconds << " s" << (s.cut.empty() ? "" : " (cut: " + s.cut + ")")
+         << (&s == &r.steps.back() ? ";" : ",");
+    }
+    os << " total " << total << " s\n";
+  }
   if (!r.not_verified.empty() && !(r.certify_ran && r.certified.kind != verify::VerdictKind::kVerified))
     os << r.not_verified << "\n";
   if (r.certify_ran && r.certified.kind != verify::VerdictKind::kVerified)
@@ -479,6 +558,9 @@ Status write_optimize_results(const OptimizeReport& r, const ir::KernelGraph& pr
                              {"measured", v.measured}, {"max_rel", v.max_rel},
                              {"verdict", v.verdict}});
   j["spearman"] = r.spearman;
+  j["budget_s"] = r.budget_s;
+  for (const OptimizeReport::Step& s : r.steps)
+    j["steps"].push_back({{"name", s.name}, {"seconds", s.seconds}, {"cut", s.cut}});
   j["certified"] = r.certify_ran ? std::string(verify::verdict_name(r.certified.kind)) : "";
   j["not_verified"] = r.not_verified;
   MG_RETURN_IF_ERROR(write("report.json", j.dump(2) + "\n"));

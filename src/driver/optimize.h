@@ -36,6 +36,12 @@
 
 namespace mugraph::driver {
 
+// Under a time budget (search.time_budget_s: the whole command) each step gets a share of the
+// time left when it starts (what a step leaves unused goes to the next): search half, measuring
+// (JIT compile included) 60% of the rest, certify 85% of what is then left, generating the
+// rest. A step cut by its share says so in the report; nothing cut is handed out.
+constexpr double kOptimizeSearchShare = 0.5, kMeasureShare = 0.6, kCertifyShare = 0.85;
+
 struct OptimizeOptions {
   search::SearchOptions search;  // search.target is the optimize target
   int top_n = 8;                 // variants measured (MCFuser measures a few top candidates)
@@ -80,10 +86,19 @@ struct OptimizeReport {
   double min_gain = 0;           // OptimizeOptions::min_gain, as used
   verify::Verdict certified;      // of the chosen variant (when one was chosen)
   bool certify_ran = false;
+  std::string certify_cut;        // the variant whose certify the time budget cut, and how far
   std::string not_verified;       // the loud line: a faster variant was not handed out, and why
   std::string best_source;       // generated source of the chosen graph (C++ or CUDA)
   std::vector<std::string> notes;
   std::string device;            // what measured: "cpu" or the GPU's name; empty if nothing
+  // Under a time budget, per step: its name, seconds used and, when it was cut, how.
+  struct Step {
+    std::string name;
+    double seconds = 0;
+    std::string cut;
+  };
+  std::vector<Step> steps;
+  double budget_s = 0;           // the time budget (0: none)
 
   const Variant& chosen() const { return best < 0 ? program : ranked[static_cast<size_t>(best)]; }
 };

@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -96,8 +97,14 @@ Result<Compiled> compile_cached(const CompileRequest& r) {
   const fs::path src = dir / (hex(key) + r.extension);
   MG_RETURN_IF_ERROR(write_file(src, r.source));
   const std::string tmp = c.path + ".tmp" + std::to_string(getpid());
-  const auto [rc, log] = shell(quote(r.compiler) + flags + " -I" + quote(inc.string()) + " " +
+  // Under a time limit the compiler runs under coreutils' timeout (TERM, then KILL 2 s later).
+  const std::string limit =
+      r.time_limit_s > 0 ? "timeout -k 2 " + std::to_string(std::max(0.1, r.time_limit_s)) + " " : "";
+  const auto [rc, log] = shell(limit + quote(r.compiler) + flags + " -I" + quote(inc.string()) + " " +
                                quote(src.string()) + " -o " + quote(tmp) + link);
+  if (rc != 0 && !limit.empty() && (rc == 124 || rc == 137 || rc == -1))
+    return error("compiling generated ", r.what, " code was stopped by its time limit (",
+                 r.time_limit_s, " s; the time budget)");
   if (rc != 0)
     return error("compiling generated ", r.what, " code failed (", src.string(), "):\n",
                  tail(log, 2000));

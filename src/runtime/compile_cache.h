@@ -24,6 +24,7 @@ struct CompileRequest {
   std::string source;
   std::string extension;  // of the source file: ".cc", ".cu"
   std::string cache_dir;
+  double time_limit_s = 0;  // > 0: the compiler is stopped after this long (an error says so)
 };
 
 struct Compiled {

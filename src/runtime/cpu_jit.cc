@@ -65,6 +65,7 @@ Result<std::unique_ptr<CpuModule>> load_cpu_module(const codegen::Module& m, con
   req.source = m.source;
   req.extension = ".cc";
   req.cache_dir = o.cache_dir;
+  req.time_limit_s = o.time_limit_s;
   MG_ASSIGN_OR_RETURN(const Compiled c, compile_cached(req));
   std::unique_ptr<CpuModule> mod(new CpuModule());
   mod->module_ = m;

@@ -22,6 +22,7 @@ struct JitOptions {
   std::vector<std::string> flags = {"-std=c++20", "-O3", "-march=native", "-fopenmp",
                                     "-fno-math-errno", "-fPIC", "-shared"};
   std::string cache_dir;  // required; created if missing
+  double time_limit_s = 0;  // > 0: a compile longer than this fails (the time budget)
 };
 
 // The device library header text (runtime/cpu/mugraph_cpu.h), as the generated code includes it.

@@ -33,6 +33,7 @@ Result<std::string> compile_cuda(const codegen::Module& m, const CudaJitOptions&
       "generated kernels are compiled with nvcc from the CUDA toolkit, expected at "
       "/usr/local/cuda";
   req.flags = o.flags;
+  req.time_limit_s = o.time_limit_s;
   std::vector<int> archs = o.archs;
   std::sort(archs.begin(), archs.end());
   archs.erase(std::unique(archs.begin(), archs.end()), archs.end());

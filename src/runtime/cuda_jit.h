@@ -24,6 +24,7 @@ struct CudaJitOptions {
   std::vector<std::string> flags = {"-std=c++17", "-O3", "-shared", "-Xcompiler", "-fPIC",
                                     "-lineinfo"};
   std::string cache_dir;  // required; created if missing
+  double time_limit_s = 0;  // > 0: a compile longer than this fails (the time budget)
 };
 
 // The device library (runtime/device/*.cuh) as the generated code includes it: file name, text.

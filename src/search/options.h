@@ -12,6 +12,7 @@
 
 #include "expr/oracle.h"
 #include "ir/graph.h"
+#include "support/deadline.h"
 #include "target/target.h"
 #include "verify/verifier.h"
 
@@ -78,7 +79,9 @@ struct SearchOptions {
   // 1), each choice of its block graph's first op: one large block search is then shared by
   // the threads. Same candidates either way.
   bool split_block_tasks = true;
-  double time_budget_s = 0;        // 0: none
+  double time_budget_s = 0;        // 0: none. superoptimize: search and certify together (the
+                                   // search gets kSearchShare of it, certify the rest)
+  Deadline deadline;               // also stop here (set by callers that share a budget)
   uint64_t max_states = 0;         // 0: none; bounds prefixes generated (tests, benchmarks)
   const std::atomic<bool>* cancel = nullptr;  // set by the caller (Ctrl-C) to stop cleanly
   std::string checkpoint;          // file written when the search stops early ("" = none)
@@ -87,7 +90,7 @@ struct SearchOptions {
   std::function<void(const std::string&)> progress;
 };
 
-enum class StopReason { kExhausted, kTimeLimit, kStateLimit, kCancelled };
+enum class StopReason { kExhausted, kTimeLimit, kStateLimit, kCancelled, kMemoryLimit };
 std::string_view stop_reason_name(StopReason r);
 
 struct SearchStats {
@@ -103,6 +106,7 @@ struct SearchStats {
   uint64_t verified = 0;        // ... and passed the screen test
   uint64_t rejected = 0;        // ... and failed it
   uint64_t duplicates = 0;      // verified, but structurally equal to an earlier candidate
+  uint64_t over_memory = 0;     // complete, but their screen needs more than the memory budget
   int tasks_total = 0, tasks_done = 0;
   double oracle_seconds = 0;    // building (saturating) the oracle
   double enumerate_seconds = 0;  // summed over threads, verification excluded

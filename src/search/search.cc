@@ -21,6 +21,7 @@
 #include "search/enumerate.h"
 #include "search/fuse_threads.h"
 #include "support/hash.h"
+#include "support/memory.h"
 
 namespace mugraph::search {
 
@@ -30,6 +31,7 @@ std::string_view stop_reason_name(StopReason r) {
     case StopReason::kTimeLimit: return "time limit";
     case StopReason::kStateLimit: return "state limit";
     case StopReason::kCancelled: return "cancelled";
+    case StopReason::kMemoryLimit: return "memory budget";
   }
   return "?";
 }
@@ -46,6 +48,7 @@ void SearchStats::add(const SearchStats& o) {
   verified += o.verified;
   rejected += o.rejected;
   duplicates += o.duplicates;
+  over_memory += o.over_memory;
   enumerate_seconds += o.enumerate_seconds;
   verify_seconds += o.verify_seconds;
 }
@@ -60,6 +63,9 @@ std::string SearchStats::to_string() const {
      << "\n";
   os << "complete: " << completed << "; screen passed " << verified << ", rejected " << rejected
      << "; duplicates " << duplicates << "; tasks " << tasks_done << "/" << tasks_total << "\n";
+  if (over_memory > 0)
+    os << "not screened: " << over_memory
+       << " complete uGraphs whose screen needs more than the memory budget (--memory-budget)\n";
   os << "time: total " << total_seconds << " s; oracle " << oracle_seconds << " s, enumerate "
      << enumerate_seconds << " s, screen " << verify_seconds << " s (thread sums), fuse "
      << fuse_seconds << " s, certify " << certify_seconds << " s";
@@ -277,6 +283,9 @@ Status check_search_input(const ir::KernelGraph& program, const SearchOptions& o
 Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOptions& o) {
   const auto t0 = Clock::now();
   MG_RETURN_IF_ERROR(check_search_input(program, o));
+  // The time budget and the caller's deadline; Ctrl-C passes it too (screens stop inside).
+  Deadline deadline = o.deadline.earliest(Deadline::after(o.time_budget_s));
+  if (!deadline.cancel()) deadline.with_cancel(o.cancel);
 
   SearchResult result;
   expr::ExprPool pool;
@@ -297,15 +306,26 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
     for (const TaskResult& t : tasks) retries += t.retry && !t.done;
     if (retries > 0)
       o.progress("search: resuming; " + std::to_string(retries) +
-                 " task(s) cut short last time run to their end first: they ignore the time "
-                 "budget and the state limit (only Ctrl-C stops them), so every resumed run "
-                 "makes progress");
+                 " task(s) cut short last time run first, to their end unless the time budget "
+                 "or Ctrl-C stops them again (the state limit does not)");
   }
 
   // Workers take tasks in order; results land in their task's slot.
   std::atomic<int> next{0};
   std::atomic<uint64_t> states{0};
   std::atomic<bool> stop{false};
+  // The resident set against the memory budget, sampled at most every 0.2 s (what the
+  // verifier reserves is bounded by then; this catches the rest: e-graphs, candidates).
+  std::atomic<int64_t> next_memory_check{0};
+  auto over_memory = [&]() -> bool {
+    const int64_t now = Clock::now().time_since_epoch().count();
+    int64_t due = next_memory_check.load();
+    if (now < due || !next_memory_check.compare_exchange_strong(
+                         due, now + std::chrono::duration_cast<Clock::duration>(
+                                        std::chrono::milliseconds(200)).count()))
+      return false;
+    return resident_bytes() > memory_budget();
+  };
   std::atomic<int> stop_code{static_cast<int>(StopReason::kExhausted)};
   std::atomic<int> running{0};
   std::mutex mu;
@@ -315,8 +335,9 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
     if (stop.load()) return true;
     StopReason why = StopReason::kExhausted;
     if (o.cancel && o.cancel->load()) why = StopReason::kCancelled;
-    else if (o.time_budget_s > 0 && since(t0) > o.time_budget_s) why = StopReason::kTimeLimit;
+    else if (deadline.passed()) why = StopReason::kTimeLimit;
     else if (o.max_states > 0 && s > o.max_states) why = StopReason::kStateLimit;
+    else if (over_memory()) why = StopReason::kMemoryLimit;
     if (why == StopReason::kExhausted) return false;
     int expected = static_cast<int>(StopReason::kExhausted);
     stop_code.compare_exchange_strong(expected, static_cast<int>(why));
@@ -325,28 +346,37 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
   };
   std::atomic<int> found{0};
   double first_found = -1;  // guarded by mu
-  // A task interrupted by a limit in an earlier run is run to its end this time (only Ctrl-C
-  // stops it), so every resumed run finishes at least the tasks the last one cut short.
-  auto only_cancel = [&](uint64_t n) -> bool {
+  // A task interrupted by a limit in an earlier run goes first this time and ignores the state
+  // limit (the time budget and Ctrl-C still stop it: the budget bounds the whole command).
+  auto no_state_limit = [&](uint64_t n) -> bool {
     states.fetch_add(n);
-    if (o.cancel && o.cancel->load()) {
-      int expected = static_cast<int>(StopReason::kExhausted);
-      stop_code.compare_exchange_strong(expected, static_cast<int>(StopReason::kCancelled));
-      stop = true;
-      return true;
-    }
-    return false;
+    if (stop.load() && stop_code != static_cast<int>(StopReason::kStateLimit)) return true;
+    StopReason why = StopReason::kExhausted;
+    if (o.cancel && o.cancel->load()) why = StopReason::kCancelled;
+    else if (deadline.passed()) why = StopReason::kTimeLimit;
+    if (why == StopReason::kExhausted) return false;
+    int expected = static_cast<int>(StopReason::kExhausted);
+    stop_code.compare_exchange_strong(expected, static_cast<int>(why));
+    stop = true;
+    return true;
   };
+  std::vector<int> order;  // retried tasks first, then the others in task order
+  for (int i = 0; i < ntasks; ++i)
+    if (tasks[static_cast<size_t>(i)].retry && !tasks[static_cast<size_t>(i)].done) order.push_back(i);
+  for (int i = 0; i < ntasks; ++i)
+    if (!(tasks[static_cast<size_t>(i)].retry && !tasks[static_cast<size_t>(i)].done)) order.push_back(i);
   auto worker = [&] {
     for (;;) {
-      const int i = next.fetch_add(1);
-      if (i >= ntasks) break;
+      const int slot = next.fetch_add(1);
+      if (slot >= ntasks) break;
+      const int i = order[static_cast<size_t>(slot)];
       if (tasks[i].done) continue;
-      if (stop.load() && !(tasks[i].retry && stop_code != static_cast<int>(StopReason::kCancelled)))
+      if (stop.load() &&
+          !(tasks[i].retry && stop_code == static_cast<int>(StopReason::kStateLimit)))
         continue;
       const auto te = Clock::now();
       const std::function<bool(uint64_t)> check =
-          tasks[i].retry ? std::function<bool(uint64_t)>(only_cancel)
+          tasks[i].retry ? std::function<bool(uint64_t)>(no_state_limit)
                          : std::function<bool(uint64_t)>(should_stop);
       Enumerator::TaskOutput out = en.run_task(i, check);
       TaskResult tr;
@@ -371,7 +401,17 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
         vo.float_seed = o.seed;  // one reference float run for all candidates (cached)
         vo.screen_every_entry = true;  // what is written passed a test on every entry
         vo.every_entry_seed = o.seed;  // one reference evaluation for all candidates (cached)
+        vo.deadline = deadline;        // a screen past the budget stops inside (Verdict::cut)
         const verify::Verdict v = verify::check(program, g, vo);
+        if (v.cut == "memory budget") {  // never checkable here: counted, said, not kept
+          ++tr.stats.over_memory;
+          continue;
+        }
+        if (!v.cut.empty()) {  // neither passed nor failed: the task is re-run on resume
+          check(0);
+          out.finished = false;
+          break;
+        }
         if (verify::accepted(v.kind)) {
           ++tr.stats.verified;
           tr.graphs.push_back(in_program_order(std::move(g), v.permutation));
@@ -479,6 +519,10 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
                        "--checkpoint), or narrow it (--max-block-ops, --min-blocks, "
                        "--grid-sizes, --forloop)"
                      : "try larger limits, more grid sizes or for-loop ranges");
+    else if (s.over_memory > 0)
+      os << s.completed << " uGraphs matched the output expressions; " << s.rejected
+         << " failed the verifier's screen test and " << s.over_memory
+         << " could not be screened within the memory budget (raise --memory-budget)";
     else
       os << s.completed << " uGraphs matched the output expressions but all " << s.rejected
          << " failed the verifier's screen test";
@@ -498,10 +542,11 @@ namespace {
 // radicands) the search goes on and falls back to the first accepted one. The handed-out graph
 // gets certify's output permutation applied, so its outputs are in program order.
 void certify_best(const ir::KernelGraph& program, const SearchOptions& options,
-                  SuperoptimizeResult& r) {
+                  const Deadline& deadline, SuperoptimizeResult& r) {
   const auto tc = Clock::now();
   verify::VerifyOptions vo;
   vo.mode = verify::Mode::kCertify;
+  vo.deadline = deadline;
   vo.seed = options.seed;
   vo.float_seed = options.seed ^ 0x9e3779b97f4a7c15ULL;  // not the screens' float inputs
   const size_t nparts = r.parts.size();
@@ -520,6 +565,7 @@ void certify_best(const ir::KernelGraph& program, const SearchOptions& options,
     r.certified = verify::check(program, *r.best, vo);
     r.certify_ran = true;
     if (nparts == 1) mark(0, r.certified);
+    if (!r.certified.cut.empty()) break;  // the budget (or Ctrl-C) stopped it: nothing more
     const verify::VerdictKind kind = r.certified.kind;
     if (verify::accepted(kind)) {
       r.best = in_program_order(std::move(*r.best), r.certified.permutation);
@@ -534,6 +580,7 @@ void certify_best(const ir::KernelGraph& program, const SearchOptions& options,
       verify::VerdictKind part_kind = kind;
       if (nparts > 1) {
         const verify::Verdict v = verify::check(r.partition.parts[k].program, chosen[k], vo);
+        if (!v.cut.empty()) break;
         mark(k, v);
         part_kind = v.kind;
         if (part_kind == verify::VerdictKind::kVerified) continue;
@@ -550,7 +597,14 @@ void certify_best(const ir::KernelGraph& program, const SearchOptions& options,
     r.best = fallback->first;
     r.certified = fallback->second;
   }
-  for (SearchResult& p : r.parts) p.stats.certify_seconds = since(tc);
+  r.certify_seconds = since(tc);
+  for (SearchResult& p : r.parts) p.stats.certify_seconds = r.certify_seconds;
+}
+
+std::string seconds_text(double s) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(1) << s << " s";
+  return os.str();
 }
 
 }  // namespace
@@ -565,12 +619,22 @@ Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
   // Before partitioning: a part-less program (no Lax op) would otherwise skip the checks.
   MG_RETURN_IF_ERROR(check_search_input(program, options));
   SuperoptimizeResult r;
+  // The whole budget (search + certify), and the search's share of it; the parts share the
+  // search's time in turn (a part gets an equal share of what is left, so time a quick part
+  // leaves goes to the next).
+  Deadline all = options.deadline.earliest(Deadline::after(options.time_budget_s));
+  if (!all.cancel()) all.with_cancel(options.cancel);
+  const Deadline search_end = options.certify ? all.share(kSearchShare) : all;
+  const double search_budget = search_end.left();
   r.partition = partition_lax(program);
   std::vector<ir::KernelGraph> chosen;
-  for (size_t k = 0; k < r.partition.parts.size(); ++k) {
+  const size_t nparts = r.partition.parts.size();
+  for (size_t k = 0; k < nparts; ++k) {
     SearchOptions o = options;
-    if (!o.checkpoint.empty() && r.partition.parts.size() > 1)
+    if (!o.checkpoint.empty() && nparts > 1)
       o.checkpoint += ".part" + std::to_string(k);
+    o.time_budget_s = 0;
+    o.deadline = search_end.share(1.0 / static_cast<double>(nparts - k));
     MG_ASSIGN_OR_RETURN(SearchResult sr, search_lax(r.partition.parts[k].program, o));
     if (sr.stop_reason != StopReason::kExhausted && r.stop_reason == StopReason::kExhausted)
       r.stop_reason = sr.stop_reason;
@@ -578,11 +642,42 @@ Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
     r.parts.push_back(std::move(sr));
     if (r.stop_reason == StopReason::kCancelled) break;
   }
+  r.search_seconds = since(t0);
   if (chosen.size() == r.partition.parts.size() && !r.partition.parts.empty()) {
     r.best = stitch(program, r.partition, chosen);
-    if (options.certify) certify_best(program, options, r);
+    if (options.certify) certify_best(program, options, all, r);
   }
   r.seconds = since(t0);
+  {
+    const MemoryStats m = memory_stats();
+    std::ostringstream os;
+    os << "memory budget " << bytes_text(memory_budget()) << ": peak resident "
+       << bytes_text(peak_resident_bytes());
+    if (m.waits > 0) os << "; " << m.waits << " checks waited for memory";
+    if (m.drops > 0) os << "; caches dropped " << m.drops << " times to make room";
+    if (m.refused > 0) os << "; " << m.refused << " checks refused (over the whole budget)";
+    if (r.stop_reason == StopReason::kMemoryLimit) os << "; the search stopped at the budget";
+    r.memory_note = os.str();
+  }
+  if (!all.none()) {
+    std::ostringstream os;
+    int done = 0, total = 0;
+    for (const SearchResult& p : r.parts) done += p.stats.tasks_done, total += p.stats.tasks_total;
+    if (options.time_budget_s > 0) os << "time budget " << seconds_text(options.time_budget_s) << ": ";
+    os << "search " << seconds_text(r.search_seconds) << " of its "
+       << seconds_text(search_budget)
+       << (r.stop_reason == StopReason::kExhausted
+               ? std::string(" (finished)")
+               : " (cut by the " + std::string(stop_reason_name(r.stop_reason)) + ": " +
+                     std::to_string(done) + " of " + std::to_string(total) + " tasks done)");
+    if (options.certify && r.certify_ran)
+      os << ", certify " << seconds_text(r.certify_seconds)
+         << (r.certified.cut.empty() ? " (finished)"
+                                     : " (cut after " + std::to_string(r.certified.tests) + " tests)");
+    else if (options.certify)
+      os << ", certify not run (no candidate)";
+    r.budget_note = os.str();
+  }
   return r;
 }
 

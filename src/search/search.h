@@ -47,7 +47,15 @@ struct SuperoptimizeResult {
   bool verified() const;
   StopReason stop_reason = StopReason::kExhausted;  // the first part's that stopped early
   double seconds = 0;
+  double search_seconds = 0, certify_seconds = 0;
+  // Under a time budget: how it was shared and which phase was cut (one line; empty without).
+  std::string budget_note;
+  std::string memory_note;  // the memory budget, the peak resident set, how work degraded
 };
+
+// The share of superoptimize's time budget the search may use when it also certifies; certify
+// gets the rest (and what the search left unused).
+constexpr double kSearchShare = 0.6;
 
 Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
                                           const SearchOptions& options);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ir/ops.h"
+#include "support/deadline.h"
 #include "verify/arith.h"
 #include "verify/host_tensor.h"
 
@@ -81,6 +82,7 @@ template <class T>
 void matmul_block(const T* pa, const T* pb, T* po, int64_t m, int64_t k, int64_t n) {
   for (int64_t i = 0; i < m; ++i)
     for (int64_t p = 0; p < k; ++p) {
+      if (p == 0) check_deadline();  // per row: a model-size matmul takes seconds
       const T av = pa[i * k + p];
       for (int64_t j = 0; j < n; ++j) po[i * n + j] = po[i * n + j] + av * pb[p * n + j];
     }

@@ -5,6 +5,7 @@
 #include <optional>
 #include <thread>
 
+#include "support/deadline.h"
 #include "verify/interpret.h"
 
 namespace mugraph::verify {
@@ -207,6 +208,7 @@ BoxTensor hashed_input(const ir::Shape& shape, const Box& box, uint64_t key, uin
   const FieldParams& f = field_context().params;
   const ir::Shape ext = box.extents();
   for (int64_t c = 0; c < ext.numel(); ++c) {
+    if ((c & 0xfffff) == 0) check_deadline();  // a weight matrix has 10^8 entries
     int64_t rem = c, lin = 0, stride = 1;
     for (int d = box.rank - 1; d >= 0; --d) {
       lin += box.idx[d][static_cast<size_t>(rem % ext[d])] * stride;
@@ -607,8 +609,10 @@ void run_block(const ir::KernelOp& op, const BlockDemand& d, const Values<T>& ke
 template <class T>
 void run_blocks(const ir::KernelOp& op, const BlockPlan& plan, const Values<T>& v,
                 std::vector<BoxTensorT<T>>& outs, size_t begin, size_t step) {
-  for (size_t k = begin; k < plan.blocks.size(); k += step)
+  for (size_t k = begin; k < plan.blocks.size(); k += step) {
+    check_deadline();
     run_block(op, plan.blocks[k], v, outs);
+  }
 }
 
 // Runs the plan's blocks, spread over `threads` threads (0: all cores): blocks write disjoint
@@ -625,12 +629,14 @@ void run_graph_defined(const ir::KernelOp& op, const BlockPlan& plan, Values<T>&
                                                 : std::max(1u, std::thread::hardware_concurrency()),
                                     plan.blocks.size());
   FieldContext& parent = field_context();
+  const Deadline deadline = current_deadline();  // the workers stop when this thread would
   std::vector<FieldContext> ctx(n > 1 ? n - 1 : 0, parent);
   std::vector<std::exception_ptr> errors(n);
   std::vector<std::thread> workers;
   for (size_t t = 1; t < n; ++t)
     workers.emplace_back([&, t] {
       FieldScope scope(ctx[t - 1]);
+      DeadlineScope stop(deadline);
       try {
         run_blocks(op, plan, v, outs, t, n);
       } catch (...) {
@@ -709,18 +715,25 @@ std::vector<HostTensor<FF>> hashed_inputs(const ir::KernelGraph& g, uint64_t key
 
 namespace {
 
-// eval_field and eval_group_ring: `input(i, box)` materializes input i on `box`.
-template <class T, class Input>
-std::vector<std::optional<BoxTensorT<T>>> evaluate(const ir::KernelGraph& g,
-                                                   const std::vector<std::optional<Box>>& want,
-                                                   Input input, int threads) {
+// What a demand-driven evaluation computes: each tensor's box, each op's plan.
+struct DemandPlan {
+  std::vector<std::optional<Box>> demand;  // per tensor
+  std::vector<std::optional<OpPlan>> op_plans;
+  std::vector<std::optional<BlockPlan>> block_plans;
+};
+
+// Backward from `want`: what each tensor must hold.
+DemandPlan plan_demand(const ir::KernelGraph& g, const std::vector<std::optional<Box>>& want) {
   MG_CHECK(want.size() == g.outputs.size());
-  // Backward: what each tensor must hold.
-  std::vector<std::optional<Box>> demand(g.tensors.size());
+  DemandPlan dp;
+  dp.demand.resize(g.tensors.size());
+  dp.op_plans.resize(g.ops.size());
+  dp.block_plans.resize(g.ops.size());
+  auto& demand = dp.demand;
+  auto& op_plans = dp.op_plans;
+  auto& block_plans = dp.block_plans;
   for (size_t i = 0; i < want.size(); ++i)
     if (want[i]) unite(demand[static_cast<size_t>(g.outputs[i])], *want[i]);
-  std::vector<std::optional<OpPlan>> op_plans(g.ops.size());
-  std::vector<std::optional<BlockPlan>> block_plans(g.ops.size());
   for (size_t k = g.ops.size(); k-- > 0;) {
     const ir::KernelOp& op = g.ops[k];
     bool any = false;
@@ -746,6 +759,18 @@ std::vector<std::optional<BoxTensorT<T>>> evaluate(const ir::KernelGraph& g,
         unite(demand[static_cast<size_t>(op.inputs[j])], op_plans[k]->inputs[j]);
     }
   }
+  return dp;
+}
+
+// eval_field and eval_group_ring: `input(i, box)` materializes input i on `box`.
+template <class T, class Input>
+std::vector<std::optional<BoxTensorT<T>>> evaluate(const ir::KernelGraph& g,
+                                                   const std::vector<std::optional<Box>>& want,
+                                                   Input input, int threads) {
+  const DemandPlan dp = plan_demand(g, want);
+  const auto& demand = dp.demand;
+  const auto& op_plans = dp.op_plans;
+  const auto& block_plans = dp.block_plans;
   // Forward: inputs, then every needed op on its box.
   Values<T> v(g.tensors.size());
   for (size_t i = 0; i < g.inputs.size(); ++i) {
@@ -755,6 +780,7 @@ std::vector<std::optional<BoxTensorT<T>>> evaluate(const ir::KernelGraph& g,
   }
   const std::vector<size_t> last = detail::last_uses(g);
   for (size_t k = 0; k < g.ops.size(); ++k) {
+    check_deadline();
     const ir::KernelOp& op = g.ops[k];
     if (block_plans[k]) {
       run_graph_defined(op, *block_plans[k], v, g, threads);
@@ -776,6 +802,32 @@ std::vector<std::optional<BoxTensorT<T>>> evaluate(const ir::KernelGraph& g,
 }
 
 }  // namespace
+
+int64_t demanded_peak_entries(const ir::KernelGraph& g,
+                              const std::vector<std::optional<Box>>& want) {
+  const DemandPlan dp = plan_demand(g, want);
+  const std::vector<size_t> last = detail::last_uses(g);
+  auto size = [&](ir::TensorId id) -> int64_t {
+    const auto& b = dp.demand[static_cast<size_t>(id)];
+    return b ? b->numel() : 0;
+  };
+  int64_t live = 0;
+  for (ir::TensorId id : g.inputs) live += size(id);
+  int64_t peak = live;
+  for (size_t k = 0; k < g.ops.size(); ++k) {
+    const ir::KernelOp& op = g.ops[k];
+    for (ir::TensorId id : op.outputs) live += size(id);
+    peak = std::max(peak, live);
+    std::vector<ir::TensorId> dropped;
+    for (ir::TensorId id : op.inputs)
+      if (last[static_cast<size_t>(id)] == k &&
+          std::find(dropped.begin(), dropped.end(), id) == dropped.end()) {
+        dropped.push_back(id);
+        live -= size(id);
+      }
+  }
+  return peak;
+}
 
 std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Box>& want,
                                   uint64_t key, int threads) {

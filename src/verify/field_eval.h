@@ -56,6 +56,12 @@ HostTensor<T> gather(const BoxTensorT<T>& src, const Box& want);
 extern template HostTensor<FF> gather(const BoxTensorT<FF>&, const Box&);
 extern template HostTensor<GR> gather(const BoxTensorT<GR>&, const Box&);
 
+// The most entries a demand-driven evaluation of `g` for `want` (as eval_field and
+// eval_group_ring do) holds at once: inputs on their demanded boxes, each op's produced box,
+// tensors dropped after their last reader. For memory estimates (verifier.h).
+int64_t demanded_peak_entries(const ir::KernelGraph& g,
+                              const std::vector<std::optional<Box>>& want);
+
 // Every input of `g` in full, as eval_field draws it (for tests against the plain interpreter).
 std::vector<HostTensor<FF>> hashed_inputs(const ir::KernelGraph& g, uint64_t key);
 

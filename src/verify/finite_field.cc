@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "support/deadline.h"
+
 namespace mugraph::verify {
 namespace {
 
@@ -215,6 +217,7 @@ void matmul_block(const FF* a, const FF* b, FF* out, int64_t m, int64_t k, int64
   std::vector<unsigned __int128> accp(nn), accq(nn);
   const bool q_small = f.q < (uint64_t{1} << 32);
   for (int64_t i = 0; i < m; ++i) {
+    check_deadline();  // per row: a model-size matmul takes seconds
     std::fill(accp.begin(), accp.end(), 0);
     std::fill(accq.begin(), accq.end(), 0);
     bool rowq = true;

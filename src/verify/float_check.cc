@@ -10,6 +10,7 @@
 
 #include "verify/interpret.h"
 #include "verify/overflow.h"
+#include "support/memory.h"
 #include "verify/random_inputs.h"
 
 namespace mugraph::verify {
@@ -146,10 +147,32 @@ std::shared_ptr<const ReferenceRuns> compute_reference_runs(const ir::KernelGrap
   return runs;
 }
 
+int64_t runs_bytes(const ReferenceRuns& r) {
+  int64_t n = 0;
+  for (const auto& t : r.in64) n += static_cast<int64_t>(t.data.size()) * 12;  // + in32
+  return n;
+}
+
 std::shared_ptr<const ReferenceRuns> reference_runs(const ir::KernelGraph& ref, uint64_t seed) {
   static std::mutex mu;
   static std::vector<std::tuple<ir::KernelGraph, uint64_t, std::shared_ptr<const ReferenceRuns>>>
       cache;
+  // The cached inputs count against the memory budget, and go when a verification needs room.
+  static const bool registered = [] {
+    register_cache(
+        [] {
+          std::lock_guard<std::mutex> lock(mu);
+          int64_t n = 0;
+          for (const auto& e : cache) n += runs_bytes(*std::get<2>(e));
+          return n;
+        },
+        [] {
+          std::lock_guard<std::mutex> lock(mu);
+          cache.clear();
+        });
+    return true;
+  }();
+  (void)registered;
   {
     std::lock_guard<std::mutex> lock(mu);
     for (const auto& [g, s, runs] : cache)

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "support/deadline.h"
+
 namespace mugraph::verify {
 namespace {
 
@@ -491,6 +493,7 @@ void matmul_block(const GR* a, const GR* b, GR* out, int64_t m, int64_t k, int64
     return true;
   };
   for (int64_t line = 0; line < (b_free ? m : n); ++line) {
+    check_deadline();
     if ((b_free || a_free) && run_line(b_free, line)) continue;
     // The general case: every product, summed (without quadratic copying).
     for (int64_t o = 0; o < (b_free ? n : m); ++o) {

@@ -184,8 +184,10 @@ Tensors<T> interpret_block(const ir::BlockGraph& bg, const std::vector<const Hos
   for (const ir::TensorType& t : bg.output_types) outputs.emplace_back(t.shape, Arith<T>::zero());
   for (int64_t bz = 0; bz < bg.grid[2]; ++bz)
     for (int64_t by = 0; by < bg.grid[1]; ++by)
-      for (int64_t bx = 0; bx < bg.grid[0]; ++bx)
+      for (int64_t bx = 0; bx < bg.grid[0]; ++bx) {
+        check_deadline();
         detail::run_one_block(bg, inputs, {bx, by, bz}, outputs);
+      }
   return outputs;
 }
 
@@ -228,6 +230,7 @@ Result<Tensors<T>> interpret_observed(const ir::KernelGraph& g, const Tensors<T>
   }
   const std::vector<size_t> last = detail::last_uses(g);
   for (size_t k = 0; k < g.ops.size(); ++k) {
+    check_deadline();
     const ir::KernelOp& op = g.ops[k];
     {
       const auto in = detail::gather(v, op.inputs);

@@ -10,6 +10,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "support/memory.h"
 #include "verify/field_eval.h"
 #include "verify/interface.h"
 
@@ -413,6 +414,30 @@ GrRound group_ring_round(const ir::KernelGraph& ref, const ir::KernelGraph& cand
   return r;
 }
 
+// An estimate of what a group-ring round holds at once: the first chunk of each output (one
+// row, up to kChunkColumns columns) evaluated on demand in both programs, at sizeof(GR) plus
+// the fast path's field copies per entry, plus the polynomial terms a chunk may reach (2^24 per program, group_ring_round).
+int64_t group_ring_memory_bytes(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
+                                const std::vector<int>& perm) {
+  int64_t most = 0;
+  for (size_t i = 0; i < ref.outputs.size(); ++i) {
+    const ir::Shape& s = ref.tensor(ref.outputs[i]).type.shape;
+    Box b;
+    b.rank = s.rank;
+    for (int d = 0; d < s.rank; ++d) b.idx[d] = {0};
+    b.idx[s.rank - 1].clear();
+    for (int64_t j = 0; j < std::min<int64_t>(s[s.rank - 1], kChunkColumns); ++j) b.idx[s.rank - 1].push_back(j);
+    std::vector<std::optional<Box>> wr(ref.outputs.size()), wc(cand.outputs.size());
+    wr[i] = b;
+    wc[static_cast<size_t>(perm[i])] = b;
+    most = std::max(most, std::max(demanded_peak_entries(ref, wr), demanded_peak_entries(cand, wc)) +
+                              b.numel());
+  }
+  // Per entry: the value, and the field copies of its fast matmul path (group_ring.cc).
+  return most * static_cast<int64_t>(sizeof(GR) + sizeof(FF) + 16) +
+         2 * (int64_t{1} << 24) * static_cast<int64_t>(sizeof(Term));
+}
+
 // Certifies a program pair with exp by group-ring tests; false when the group ring cannot
 // evaluate them (a polynomial over the term limit, sqrt of an exp, ...): the caller then runs the
 // field tests.
@@ -430,6 +455,15 @@ bool certify_group_ring(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
       why_not = "the field test choosing the output matching failed";
       return false;
     }
+  }
+  // Beyond what check() reserved for the field tests; never waited for (the caller holds a
+  // reservation already): when it does not fit, the field tests run instead, and say why.
+  MemoryReservation more;
+  const int64_t gr = group_ring_memory_bytes(ref, cand, perm);
+  const int64_t extra = gr - check_memory_bytes(ref, cand, o);
+  if (std::string why; extra > 0 && !reserve_memory(extra, more, &why, /*wait=*/false)) {
+    why_not = "it would hold about " + bytes_text(gr) + " in all; the rest " + why;
+    return false;
   }
   const bool sqrt = lr.has_sqrt || lc.has_sqrt;
   const double n_sqrt = lr.sqrt_evaluations + lc.sqrt_evaluations;
@@ -528,17 +562,10 @@ bool accepted(VerdictKind k) {
   return k == VerdictKind::kVerified || k == VerdictKind::kPassed || k == VerdictKind::kUnproved;
 }
 
-Verdict check(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const VerifyOptions& o) {
-  const auto t0 = std::chrono::steady_clock::now();
-  Verdict v;
-  v.mode = o.mode;
-  Status s = check_same_inputs(ref, cand);
-  if (s.ok()) s = check_output_shapes(ref, cand);
-  if (s.ok()) s = check_field_params(o.field);
-  if (!s.ok()) {
-    v.summary = s.message();
-    return v;
-  }
+namespace {
+
+void check_pair(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const VerifyOptions& o,
+                std::chrono::steady_clock::time_point t0, Verdict& v) {
   const LaxInfo lr = classify_lax(ref), lc = classify_lax(cand);
   v.lax = lr.lax && lc.lax;
   Rng rng(o.seed);
@@ -568,7 +595,7 @@ Verdict check(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const Ver
           finish_field_failure(pm, v);
         }
         v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        return v;
+        return;
       }
     }
     Round r = run_tests(ref, cand, o, sm, want, v.permutation, rng, 1, v);
@@ -591,6 +618,67 @@ Verdict check(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const Ver
     }
   } else {
     certify(ref, cand, o, lr, lc, rng, v);
+  }
+}
+
+}  // namespace
+
+namespace {
+
+int64_t input_entries(const ir::KernelGraph& g) {
+  int64_t n = 0;
+  for (ir::TensorId id : g.inputs) n += g.tensor(id).type.shape.numel();
+  return n;
+}
+
+int64_t full_peak_entries(const ir::KernelGraph& g) {
+  const std::vector<Box> full = full_boxes(g);
+  return demanded_peak_entries(g, std::vector<std::optional<Box>>(full.begin(), full.end()));
+}
+
+}  // namespace
+
+int64_t check_memory_bytes(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
+                           const VerifyOptions& o) {
+  (void)o;
+  const int64_t peak = std::max(full_peak_entries(ref), full_peak_entries(cand));
+  // Per entry: the value, and the two plain arrays a matmul's right operand is copied into
+  // (finite_field.cc's matmul_block).
+  const int64_t field = peak * static_cast<int64_t>(sizeof(FF) + 16);
+  const int64_t floats = std::max(input_entries(ref), input_entries(cand)) * 12 + peak * 8;
+  return std::max(field, floats);
+}
+
+Verdict check(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const VerifyOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Verdict v;
+  v.mode = o.mode;
+  Status s = check_same_inputs(ref, cand);
+  if (s.ok()) s = check_output_shapes(ref, cand);
+  if (s.ok()) s = check_field_params(o.field);
+  if (!s.ok()) {
+    v.summary = s.message();
+    return v;
+  }
+  try {
+    DeadlineScope scope(o.deadline);
+    MemoryReservation hold;
+    std::string why;
+    if (!reserve_memory(check_memory_bytes(ref, cand, o), hold, &why)) {
+      v.kind = VerdictKind::kInconclusive;
+      v.cut = "memory budget";
+      v.summary = "inconclusive: not checked: it " + why;
+      return v;
+    }
+    check_pair(ref, cand, o, t0, v);
+  } catch (const DeadlinePassed& e) {
+    // Nothing proven, nothing refuted: a cut verification accepts nothing.
+    v.kind = VerdictKind::kInconclusive;
+    v.cut = e.what();
+    v.summary = std::string("inconclusive: cut by the ") + (e.cancelled ? "interrupt (Ctrl-C)" : "time budget") +
+                " after " + std::to_string(v.tests) + " passed test(s), " +
+                fmt(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) + " s";
+    v.float_checked = false;
   }
   v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return v;

@@ -108,6 +108,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "support/deadline.h"
 #include "verify/field_test.h"
 #include "verify/float_check.h"
 #include "verify/lax.h"
@@ -146,6 +147,10 @@ struct VerifyOptions {
   // one search evaluates the reference once (cached) for all candidates. See SCREEN above.
   bool screen_every_entry = false;
   uint64_t every_entry_seed = 0;
+  // When the check must stop (a time budget, Ctrl-C): past it the verdict is INCONCLUSIVE with
+  // `cut` set, whatever had passed (support/deadline.h; the evaluators check it per op, block
+  // and matmul row).
+  Deadline deadline;
 };
 
 enum class VerdictKind {
@@ -176,9 +181,22 @@ struct Verdict {
   bool float_checked = false;
   std::vector<int> permutation;      // ref output i is cand output permutation[i]
   double seconds = 0;
+  std::string cut;                   // "time budget", "cancelled" or "memory budget" when one of
+                                     // them stopped it (or, memory, kept it from starting)
 };
 
+// Checks `cand` against `ref`. First it reserves check_memory_bytes() of the memory budget
+// (support/memory.h), waiting while other checks hold it; a check that needs more than the
+// whole budget is not run: INCONCLUSIVE, `cut` = "memory budget", the summary says how much.
 Verdict check(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const VerifyOptions& opt);
+
+// An estimate of the most memory check() holds at once: the field evaluation of the larger
+// program in full (each tensor dropped after its last reader) at sizeof(FF) + 16 bytes per
+// entry (a matmul's operand copies), or the float check's cached inputs plus its float64 run,
+// whichever is larger. The group-ring test of a certify with exp reserves its own extra share
+// (one output chunk, verifier.cc), or falls back to the field tests when it does not fit.
+int64_t check_memory_bytes(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
+                           const VerifyOptions& opt);
 
 // A multi-line human-readable report (what `mugraph verify` prints).
 std::string format_verdict(const Verdict& v, const ir::KernelGraph& ref, const ir::KernelGraph& cand);

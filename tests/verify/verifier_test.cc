@@ -480,3 +480,84 @@ TEST(Verifier, SqrtOfExpHasNoBound) {
 
 }  // namespace
 }  // namespace mugraph::verify
+
+#include "support/memory.h"
+
+namespace mugraph::verify {
+namespace {
+
+// Budgets (issue: budgets that hold). A check past its deadline stops inside the evaluation
+// and accepts nothing; one larger than the memory budget is not run, and says so.
+TEST(VerifierBudget, PassedDeadlineAcceptsNothing) {
+  const auto g = parse_ok("input X : f32[64, 512]\ninput W : f32[512, 512]\nH = matmul(X, W)\n"
+                          "O = exp(H)\noutput O\n");
+  VerifyOptions o = certify_opts();
+  o.deadline = Deadline::at(Deadline::Clock::now());
+  const Verdict v = check(g, g, o);
+  EXPECT_EQ(v.kind, VerdictKind::kInconclusive) << v.summary;
+  EXPECT_EQ(v.cut, "time budget");
+  EXPECT_NE(v.summary.find("cut by the time budget"), std::string::npos) << v.summary;
+  o.mode = Mode::kScreen;
+  EXPECT_EQ(check(g, g, o).kind, VerdictKind::kInconclusive);
+  // Without one the same check is VERIFIED (the cut was the deadline's doing).
+  EXPECT_EQ(check(g, g, certify_opts()).kind, VerdictKind::kVerified);
+}
+
+TEST(VerifierBudget, AModelSizeMatmulStopsWithinItsDeadline) {
+  // 64 x 4096 x 4096: seconds of field arithmetic; the deadline is checked per row.
+  const auto g = parse_ok("input X : f32[64, 4096]\ninput W : f32[4096, 4096]\nH = matmul(X, W)\n"
+                          "output H\n");
+  VerifyOptions o = certify_opts();
+  o.deadline = Deadline::after(0.3);
+  const auto t0 = std::chrono::steady_clock::now();
+  const Verdict v = check(g, g, o);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(v.cut, "time budget") << v.summary;
+  EXPECT_LT(s, 1.5);
+}
+
+TEST(VerifierBudget, MemoryEstimateByHand) {
+  // Full evaluation: X (32) + W (128) live, then H (64): peak 224 entries at sizeof(FF) + 16
+  // bytes; the float check: 160 input entries * 12 + 224 * 8.
+  const auto g = parse_ok("input X : f32[4, 8]\ninput W : f32[8, 16]\nH = matmul(X, W)\n"
+                          "O = silu(H)\noutput O\n");
+  const int64_t field = 224 * static_cast<int64_t>(sizeof(FF) + 16);
+  EXPECT_EQ(check_memory_bytes(g, g, certify_opts()), std::max<int64_t>(field, 160 * 12 + 224 * 8));
+  // A long chain drops each tensor after its reader: the peak does not grow with its length.
+  std::string chain = "input X : f32[16, 16]\nT0 = exp(X)\n";
+  for (int i = 1; i < 500; ++i) chain += "T" + std::to_string(i) + " = mul(T" + std::to_string(i - 1) + ", X)\n";
+  const auto c = parse_ok(chain + "output T499\n");
+  EXPECT_LE(check_memory_bytes(c, c, certify_opts()), 3 * 256 * static_cast<int64_t>(sizeof(FF) + 16));
+}
+
+TEST(VerifierBudget, OverTheMemoryBudgetIsRefusedAndSaid) {
+  const auto g = parse_ok("input X : f32[64, 4096]\ninput W : f32[4096, 4096]\nH = matmul(X, W)\n"
+                          "output H\n");
+  set_memory_budget(int64_t{100} << 20);
+  const Verdict v = check(g, g, certify_opts());
+  set_memory_budget(0);
+  EXPECT_EQ(v.kind, VerdictKind::kInconclusive) << v.summary;
+  EXPECT_EQ(v.cut, "memory budget");
+  EXPECT_NE(v.summary.find("over the memory budget of 100 MiB"), std::string::npos) << v.summary;
+  EXPECT_EQ(v.tests, 0);
+}
+
+TEST(VerifierBudget, GroupRingOverTheBudgetFallsBackToFieldTests) {
+  // The group ring needs more than its field tests; a budget between the two degrades certify
+  // to the field tests, which say why in the bound's note.
+  const auto g = parse_ok("input X : f32[8, 512]\ninput W : f32[512, 1024]\nH = matmul(X, W)\n"
+                          "O = exp(H)\noutput O\n");
+  const int64_t field = check_memory_bytes(g, g, certify_opts());
+  set_memory_budget(field + (int64_t{64} << 20));
+  const Verdict v = check(g, g, certify_opts());
+  set_memory_budget(0);
+  EXPECT_TRUE(accepted(v.kind)) << v.summary;
+  EXPECT_NE(v.bound.note.find("the group-ring test gave up"), std::string::npos) << v.bound.note;
+  EXPECT_NE(v.bound.note.find("memory budget"), std::string::npos) << v.bound.note;
+  const Verdict full = check(g, g, certify_opts());
+  EXPECT_EQ(full.kind, VerdictKind::kVerified) << full.summary;
+  EXPECT_EQ(full.bound.note.find("gave up"), std::string::npos) << full.bound.note;
+}
+
+}  // namespace
+}  // namespace mugraph::verify
