@@ -245,8 +245,11 @@ int cmd_search(Options& o) {
   if (!r->best) return kMismatch;
   if (hand_out) return 0;
   if (!r->certified.cut.empty()) {  // certify was stopped: nothing refuted, nothing proven
-    std::cerr << "certify of the best uGraph was cut (" << r->certified.cut
-              << "): not handed out; give it more time (--time-budget)\n";
+    std::cerr << "certify of the best uGraph was "
+              << (r->certified.cut == "memory budget"
+                      ? "not run (over the memory budget): not handed out; raise --memory-budget\n"
+                      : "cut (" + r->certified.cut +
+                            "): not handed out; give it more time (--time-budget)\n");
     return 5;
   }
   return r->certify_ran && !verify::accepted(r->certified.kind) ? kMismatch : kNotVerified;

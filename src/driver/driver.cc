@@ -249,6 +249,12 @@ std::string not_verified_line(const search::SuperoptimizeResult& r, bool accept_
   if (!r.best || r.verified()) return "";
   if (!r.certify_ran) return "";  // certify is the caller's (optimize certifies its variants)
   const std::string kind(verify::verdict_name(r.certified.kind));
+  if (r.certified.cut == "memory budget")
+    return "NOT VERIFIED: certify of the best uGraph did not run (" + r.certified.summary +
+           "); nothing handed out: rerun with a larger --memory-budget";
+  if (!r.certified.cut.empty())
+    return "NOT VERIFIED: certify of the best uGraph was cut (" + r.certified.summary +
+           "); nothing handed out: give the command more time (--time-budget)";
   if (!verify::accepted(r.certified.kind))
     return "NOT VERIFIED: certify rejected the best uGraph (" + kind + "); nothing handed out";
   return "NOT VERIFIED: the best uGraph is " + kind + " (" + r.certified.summary + "); " +

@@ -124,6 +124,7 @@ Status measure(OptimizeReport& r, const Backend& be, const OptimizeOptions& o, c
   ro.max_rounds = std::max(ro.rounds, o.max_rounds);
   ro.max_spread = o.max_spread;
   ro.time_limit_s = std::min(o.measure_time_s, std::max(0.0, dl.left()));
+  if (!dl.none()) ro.hard_limit_s = std::max(1e-3, dl.left());
   MG_ASSIGN_OR_RETURN(r.rounds, time_rounds(
                                     entries.size(),
                                     [&](size_t k) { return be.sample(entries[k]); }, ro));
@@ -192,6 +193,19 @@ Status measure_cpu(OptimizeReport& r, const OptimizeOptions& o, const Deadline& 
   MG_ASSIGN_OR_RETURN(auto mod, compile_cpu(module_graphs(r), jit));
   r.notes.push_back("JIT: " + std::string(mod->from_cache() ? "cache hit" : "compiled") + " in " +
                     std::to_string(mod->compile_seconds()) + " s (" + mod->path() + ")");
+  // As many OpenMP threads as cores are idle: a thread sharing its core with a busy neighbour
+  // would hold every barrier of every entry (the program's too) for a scheduler time slice.
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = o.cpu_threads > 0 ? o.cpu_threads : runtime::idle_cores(0.2);
+  runtime::set_cpu_threads(threads);
+  struct Restore {
+    ~Restore() { runtime::set_cpu_threads(0); }
+  } restore;
+  r.notes.push_back("timed with " + std::to_string(threads) + " OpenMP thread(s) on " +
+                    std::to_string(cores) + " cores" +
+                    (o.cpu_threads > 0 ? std::string(" (as asked)")
+                                       : threads < cores ? " (other processes kept the rest busy)"
+                                                         : std::string(" (all idle)")));
   Backend be;
   be.tolerance = cpu_tolerance(r.program.graph);
   be.device = "cpu";
@@ -325,6 +339,11 @@ void choose_and_certify(const ir::KernelGraph& program, const OptimizeOptions& o
     Variant& v = r.ranked[i];
     const verify::Verdict c = verify::check(program, v.graph, vo);
     v.verdict = std::string(verify::verdict_name(c.kind)) + " (certify): " + c.summary;
+    if (c.cut == "memory budget") {  // another (smaller) variant may still fit
+      r.notes.push_back("certify of " + v.label + " did not run (" + c.summary +
+                        "): not handed out; raise --memory-budget");
+      continue;
+    }
     if (!c.cut.empty()) {
       r.certify_cut = v.label + ": " + c.summary;
       r.notes.push_back("certify of " + v.label + " was cut (" + c.cut +
@@ -407,7 +426,8 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
     }
     if (!st.ok() && dl.passed() && !r.measured) {  // the compile (or a check) ran out of time
       s.cut = "nothing timed";
-      r.notes.push_back("measuring was cut by the time budget (" + st.message() +
+      r.notes.push_back(std::string("measuring was cut by ") +
+                        (dl.cancelled() ? "Ctrl-C" : "the time budget") + " (" + st.message() +
                         "); variants are ranked by the cost model only");
       for (Variant& v : r.ranked) v.measured = false;
       return {};

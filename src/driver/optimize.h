@@ -37,10 +37,10 @@
 namespace mugraph::driver {
 
 // Under a time budget (search.time_budget_s: the whole command) each step gets a share of the
-// time left when it starts (what a step leaves unused goes to the next): search half, measuring
-// (JIT compile included) 60% of the rest, certify 85% of what is then left, generating the
+// time left when it starts (what a step leaves unused goes to the next): search 45%, measuring
+// (JIT compile included) 40% of the rest, certify 90% of what is then left, generating the
 // rest. A step cut by its share says so in the report; nothing cut is handed out.
-constexpr double kOptimizeSearchShare = 0.5, kMeasureShare = 0.6, kCertifyShare = 0.85;
+constexpr double kOptimizeSearchShare = 0.45, kMeasureShare = 0.4, kCertifyShare = 0.9;
 
 struct OptimizeOptions {
   search::SearchOptions search;  // search.target is the optimize target
@@ -53,6 +53,8 @@ struct OptimizeOptions {
   double min_sample_s = 0.02;    // CPU: a sample repeats calls until it lasts about this long
                                  // (many scheduler time slices: a neighbour's share averages out)
   uint64_t seed = 1;             // inputs of the measured runs
+  int cpu_threads = 0;           // CPU: OpenMP threads while measuring; 0: the cores other
+                                 // processes leave idle (runtime::idle_cores), measured first
   runtime::JitOptions jit = default_jit_options();
   runtime::CudaJitOptions cuda_jit = default_cuda_jit_options();
   bool cuda_graphs = true;       // GPU timing: launch each variant as a CUDA graph

@@ -56,6 +56,10 @@ Result<RoundsResult> time_rounds(size_t n, const Sampler& sample, const RoundOpt
     return false;
   };
   for (int round = 0;; ++round) {
+    if (round >= 1 && o.hard_limit_s > 0 && now() - start >= o.hard_limit_s) {
+      r.time_limited = true;
+      break;
+    }
     if (round >= batch) {  // the first batch always runs; then whole batches while too wide
       if (round % batch == 0 && !too_wide()) break;
       if (round >= cap) {

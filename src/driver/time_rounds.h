@@ -51,6 +51,8 @@ struct RoundOptions {
   int max_rounds = 80;        // cap on rounds in all
   double max_spread = 0.10;   // a batch more while some entry's spread is above this
   double time_limit_s = 10;   // ... and while less than this has passed since the first round
+  double hard_limit_s = 0;    // > 0: no round starts after this many seconds, not even one of
+                              // the first batch (a time budget; at least one round runs)
 };
 
 struct RoundsResult {

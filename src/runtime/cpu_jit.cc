@@ -11,10 +11,53 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
+#include <cmath>
 
 #include "runtime/compile_cache.h"
 
 namespace mugraph::runtime {
+namespace {
+
+// OpenMP's worker threads outlive a module: unloading the last module would unmap libgomp
+// under them (a crash when they wake). Pinned once; modules themselves may be unloaded.
+void* libgomp() {
+  static void* const gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+  return gomp;
+}
+
+// /proc/stat's first line: idle (idle + iowait) and total jiffies of all cores.
+bool cpu_jiffies(uint64_t& idle, uint64_t& total) {
+  std::ifstream f("/proc/stat");
+  std::string cpu;
+  uint64_t v[8] = {};
+  if (!(f >> cpu) || cpu != "cpu") return false;
+  for (uint64_t& x : v)
+    if (!(f >> x)) return false;
+  idle = v[3] + v[4];
+  total = 0;
+  for (uint64_t x : v) total += x;
+  return true;
+}
+
+}  // namespace
+
+int idle_cores(double window_s) {
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  uint64_t i0 = 0, t0 = 0, i1 = 0, t1 = 0;
+  if (!cpu_jiffies(i0, t0)) return cores;
+  std::this_thread::sleep_for(std::chrono::duration<double>(window_s));
+  if (!cpu_jiffies(i1, t1) || t1 <= t0) return cores;
+  const double idle = static_cast<double>(i1 - i0) / static_cast<double>(t1 - t0) * cores;
+  return std::clamp(static_cast<int>(std::lround(idle)), 1, cores);
+}
+
+void set_cpu_threads(int n) {
+  using SetFn = void (*)(int);
+  static const auto set = reinterpret_cast<SetFn>(libgomp() ? dlsym(libgomp(), "omp_set_num_threads") : nullptr);
+  if (set == nullptr) return;
+  set(n > 0 ? n : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+}
 
 // Defined in the CMake-generated source that embeds runtime/cpu/mugraph_cpu.h.
 extern const char* const kCpuLibraryText;
@@ -72,10 +115,7 @@ Result<std::unique_ptr<CpuModule>> load_cpu_module(const codegen::Module& m, con
   mod->path_ = c.path;
   mod->from_cache_ = c.from_cache;
   mod->compile_seconds_ = c.seconds;
-  // OpenMP's worker threads outlive a module: unloading the last module would unmap libgomp
-  // under them (a crash when they wake). Pin it once; modules themselves may be unloaded.
-  static void* const gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
-  (void)gomp;
+  (void)libgomp();
   mod->handle_ = dlopen(mod->path_.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (mod->handle_ == nullptr) return error("cannot load ", mod->path_, ": ", dlerror());
   for (const codegen::Module::Entry& e : m.entries) {

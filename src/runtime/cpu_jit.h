@@ -28,6 +28,16 @@ struct JitOptions {
 // The device library header text (runtime/cpu/mugraph_cpu.h), as the generated code includes it.
 const std::string& cpu_library_source();
 
+// Cores other processes leave idle now: the idle share of all cores in /proc/stat over
+// `window_s` (this thread sleeps meanwhile) times the core count, rounded, at least 1 (the core
+// count when /proc/stat cannot be read). A team of OpenMP threads larger than this waits at every
+// barrier for a thread that shares its core with a busy neighbour (a 10x collapse on 2 cores).
+int idle_cores(double window_s = 0.1);
+
+// The OpenMP team size of the modules' parallel regions started from this thread (0: one per
+// core, OpenMP's default). Applies to every CpuModule (libgomp is shared by all).
+void set_cpu_threads(int n);
+
 class CpuModule {
  public:
   CpuModule(const CpuModule&) = delete;

@@ -314,8 +314,9 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
   std::atomic<int> next{0};
   std::atomic<uint64_t> states{0};
   std::atomic<bool> stop{false};
-  // The resident set against the memory budget, sampled at most every 0.2 s (what the
-  // verifier reserves is bounded by then; this catches the rest: e-graphs, candidates).
+  // The search's own memory (the resident set less what the verifier's checks reserved: those
+  // are bounded by their reservations) against half the memory budget, sampled at most every
+  // 0.2 s: the e-graph, the enumerated graphs of the running tasks, the candidates.
   std::atomic<int64_t> next_memory_check{0};
   auto over_memory = [&]() -> bool {
     const int64_t now = Clock::now().time_since_epoch().count();
@@ -324,7 +325,7 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
                          due, now + std::chrono::duration_cast<Clock::duration>(
                                         std::chrono::milliseconds(200)).count()))
       return false;
-    return resident_bytes() > memory_budget();
+    return resident_bytes() - reserved_memory_bytes() > memory_budget() / 2;
   };
   std::atomic<int> stop_code{static_cast<int>(StopReason::kExhausted)};
   std::atomic<int> running{0};
@@ -354,6 +355,7 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
     StopReason why = StopReason::kExhausted;
     if (o.cancel && o.cancel->load()) why = StopReason::kCancelled;
     else if (deadline.passed()) why = StopReason::kTimeLimit;
+    else if (over_memory()) why = StopReason::kMemoryLimit;
     if (why == StopReason::kExhausted) return false;
     int expected = static_cast<int>(StopReason::kExhausted);
     stop_code.compare_exchange_strong(expected, static_cast<int>(why));
@@ -522,7 +524,8 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
     else if (s.over_memory > 0)
       os << s.completed << " uGraphs matched the output expressions; " << s.rejected
          << " failed the verifier's screen test and " << s.over_memory
-         << " could not be screened within the memory budget (raise --memory-budget)";
+         << " could not be screened within the memory budget (rerun with a larger "
+            "--memory-budget; --resume does not screen them again)";
     else
       os << s.completed << " uGraphs matched the output expressions but all " << s.rejected
          << " failed the verifier's screen test";

@@ -118,6 +118,12 @@ void set_memory_budget(int64_t bytes) {
   s.cv.notify_all();
 }
 
+int64_t reserved_memory_bytes() {
+  State& s = state();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.reserved;
+}
+
 MemoryStats memory_stats() {
   State& s = state();
   std::lock_guard<std::mutex> lock(s.mu);
@@ -165,14 +171,14 @@ bool reserve_memory(int64_t bytes, MemoryReservation& out, std::string* why, boo
   int64_t held = cached();
   lock.lock();
   while (s.reserved + held + bytes > budget) {
-    if (!dropped && held > 0) {  // first make room by dropping the caches
+    if (held > 0) {  // the caches are in the way: drop them (again, when others refilled them)
+      if (!dropped) ++s.stats.drops;
       dropped = true;
-      ++s.stats.drops;
       lock.unlock();
       for (const auto& c : caches) c.second();
       held = cached();
       lock.lock();
-      continue;
+      if (s.reserved + held + bytes <= budget) break;
     }
     if (!wait) {
       if (why)

@@ -38,6 +38,7 @@ struct MemoryStats {
   int64_t peak_reserved = 0;
 };
 MemoryStats memory_stats();
+int64_t reserved_memory_bytes();  // held by reservations now
 
 // A held share of the budget; released when destroyed.
 class MemoryReservation {

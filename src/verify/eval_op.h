@@ -123,7 +123,10 @@ HostTensor<T> eval_op(ir::OpKind op, const ir::OpAttrs& at, const std::vector<co
   const HostTensor<T>& a = *in[0];
   switch (ir::op_info(op).cls) {
     case ir::OpClass::kUnary:
-      for (size_t i = 0; i < a.data.size(); ++i) out.data[i] = detail::unary(op, at, a.data[i]);
+      for (size_t i = 0; i < a.data.size(); ++i) {
+        if ((i & 0xffff) == 0) check_deadline();  // per 64K entries: model-size tensors
+        out.data[i] = detail::unary(op, at, a.data[i]);
+      }
       return out;
     case ir::OpClass::kBinary: {
       const std::array<std::array<int64_t, 4>, 2> st = {
@@ -140,6 +143,7 @@ HostTensor<T> eval_op(ir::OpKind op, const ir::OpAttrs& at, const std::vector<co
         }
       }
       detail::for_each_broadcast<2>(out_shape, st, [&](int64_t i, const std::array<int64_t, 2>& o) {
+        if ((i & 0xffff) == 0) check_deadline();
         out.data[static_cast<size_t>(i)] = detail::binary(op, a.data[static_cast<size_t>(o[0])], b.data[static_cast<size_t>(o[1])]);
       });
       return out;

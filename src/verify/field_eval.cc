@@ -182,6 +182,7 @@ template <class F> void for_each_entry(const Box& box, const Box& container, F f
     return;
   const int last = box.rank - 1;
   for (int64_t r = 0; r < n / ext[last]; ++r) {
+    if ((r & 0xff) == 0) check_deadline();  // per 256 rows: copies of model-size tensors
     int64_t rem = r, base = 0, stride = cext[last];
     std::array<int64_t, 4> ix{};
     for (int d = last - 1; d >= 0; --d)
@@ -806,27 +807,10 @@ std::vector<std::optional<BoxTensorT<T>>> evaluate(const ir::KernelGraph& g,
 int64_t demanded_peak_entries(const ir::KernelGraph& g,
                               const std::vector<std::optional<Box>>& want) {
   const DemandPlan dp = plan_demand(g, want);
-  const std::vector<size_t> last = detail::last_uses(g);
-  auto size = [&](ir::TensorId id) -> int64_t {
+  return detail::live_peak(g, [&](ir::TensorId id) -> int64_t {
     const auto& b = dp.demand[static_cast<size_t>(id)];
     return b ? b->numel() : 0;
-  };
-  int64_t live = 0;
-  for (ir::TensorId id : g.inputs) live += size(id);
-  int64_t peak = live;
-  for (size_t k = 0; k < g.ops.size(); ++k) {
-    const ir::KernelOp& op = g.ops[k];
-    for (ir::TensorId id : op.outputs) live += size(id);
-    peak = std::max(peak, live);
-    std::vector<ir::TensorId> dropped;
-    for (ir::TensorId id : op.inputs)
-      if (last[static_cast<size_t>(id)] == k &&
-          std::find(dropped.begin(), dropped.end(), id) == dropped.end()) {
-        dropped.push_back(id);
-        live -= size(id);
-      }
-  }
-  return peak;
+  });
 }
 
 std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Box>& want,

@@ -5,6 +5,7 @@
 // verifier for its field type, so op semantics are written once (verify/eval_op.h).
 #pragma once
 
+#include <algorithm>
 #include <optional>
 #include <vector>
 
@@ -205,6 +206,29 @@ inline std::vector<size_t> last_uses(const ir::KernelGraph& g) {
     if (!read[t]) last[t] = g.ops.size();
   for (ir::TensorId id : g.outputs) last[static_cast<size_t>(id)] = g.ops.size();
   return last;
+}
+
+// The most entries an evaluation that drops each tensor after its last reader holds at once,
+// where tensor t holds size(t) entries (memory estimates).
+template <class Size>
+int64_t live_peak(const ir::KernelGraph& g, Size size) {
+  const std::vector<size_t> last = last_uses(g);
+  int64_t live = 0;
+  for (ir::TensorId id : g.inputs) live += size(id);
+  int64_t peak = live;
+  for (size_t k = 0; k < g.ops.size(); ++k) {
+    const ir::KernelOp& op = g.ops[k];
+    for (ir::TensorId id : op.outputs) live += size(id);
+    peak = std::max(peak, live);
+    std::vector<ir::TensorId> dropped;
+    for (ir::TensorId id : op.inputs)
+      if (last[static_cast<size_t>(id)] == k &&
+          std::find(dropped.begin(), dropped.end(), id) == dropped.end()) {
+        dropped.push_back(id);
+        live -= size(id);
+      }
+  }
+  return peak;
 }
 }  // namespace detail
 

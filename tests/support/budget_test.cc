@@ -147,5 +147,29 @@ TEST(MemoryBudget, CachesAreCountedAndDroppedToMakeRoom) {
   set_memory_budget(0);
 }
 
+// A cache refilled by another check while this one waits is dropped again (it used to be
+// dropped once per reservation, and the wait then never ended).
+TEST(MemoryBudget, RefilledCachesAreDroppedAgain) {
+  static std::atomic<int64_t> cached{0};
+  register_cache([] { return cached.load(); }, [] { cached = 0; });
+  set_memory_budget(1000);
+  MemoryReservation a;
+  std::string why;
+  ASSERT_TRUE(reserve_memory(400, a, &why));
+  cached = 500;
+  std::thread other([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    cached = 500;             // refilled while the main thread waits
+    a = MemoryReservation();  // then released
+  });
+  DeadlineScope s(Deadline::after(5));
+  MemoryReservation b;
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(reserve_memory(700, b, &why));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+  other.join();
+  set_memory_budget(0);
+}
+
 }  // namespace
 }  // namespace mugraph

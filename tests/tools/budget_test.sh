@@ -59,8 +59,8 @@ grep -q "time budget 3.0 s: search .* (cut by the time limit" "$tmp/s.txt" ||
 echo "search --time-budget 3: $s s"
 
 # 3. search under a memory budget smaller than one screen of a model-size matmul: the screens
-#    are refused (counted, said), the search stays near the budget (the process itself, the
-#    e-graph and the enumerated graphs count too: 1.5x + 50 MiB of slack).
+#    are refused (counted, said), the search stays near the budget (its own memory stops it at
+#    half the budget, sampled every 0.2 s: 30% of slack).
 cat > "$tmp/mm.mu" <<'MU'
 input X : f32[64, 4096]
 input W : f32[4096, 4096]
@@ -75,6 +75,6 @@ grep -q "could not be screened within the memory budget\|not screened: " "$tmp/m
   { tail -5 "$tmp/m.txt"; fail "memory-budget search: refused screens not said"; }
 peak=$(sed -n 's/^memory budget 100 MiB: peak resident \([0-9]*\) MiB.*/\1/p' "$tmp/m.txt")
 [ -n "$peak" ] || { tail -3 "$tmp/m.txt"; fail "no peak resident line"; }
-[ "$peak" -le 200 ] || fail "peak resident $peak MiB under a 100 MiB budget"
+[ "$peak" -le 130 ] || fail "peak resident $peak MiB under a 100 MiB budget"
 echo "search --memory-budget 100M: peak $peak MiB"
 echo "PASS"

@@ -513,7 +513,7 @@ TEST(VerifierBudget, AModelSizeMatmulStopsWithinItsDeadline) {
   const Verdict v = check(g, g, o);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   EXPECT_EQ(v.cut, "time budget") << v.summary;
-  EXPECT_LT(s, 1.5);
+  EXPECT_LT(s, 5.0);  // seconds of work otherwise; a loaded 2-core machine gets slack
 }
 
 TEST(VerifierBudget, MemoryEstimateByHand) {
