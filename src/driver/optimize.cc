@@ -16,7 +16,7 @@
 
 #include "ir/json.h"
 #include "ir/text.h"
-#include "search/lax_partition.h"
+#include "ir/lax_partition.h"
 
 namespace mugraph::driver {
 namespace {
@@ -35,7 +35,7 @@ Variant make_variant(std::string label, ir::KernelGraph g, const target::Target&
 std::vector<Variant> make_variants(const ir::KernelGraph& program,
                                    const search::SuperoptimizeResult& s, const target::Target& t,
                                    int top_n) {
-  const search::Partition& p = s.partition;
+  const ir::Partition& p = s.partition;
   const size_t parts = p.parts.size();
   std::vector<ir::KernelGraph> base;  // per part: its best candidate or itself, by the model
   for (size_t k = 0; k < parts; ++k) {
@@ -54,7 +54,7 @@ std::vector<Variant> make_variants(const ir::KernelGraph& program,
     for (size_t i = 0; i < s.parts[k].candidates.size() && static_cast<int>(i) < top_n; ++i) {
       std::vector<ir::KernelGraph> chosen = base;
       chosen[k] = s.parts[k].candidates[i].graph;
-      out.push_back(make_variant(label(k, i), search::stitch(program, p, chosen), t));
+      out.push_back(make_variant(label(k, i), ir::stitch(program, p, chosen), t));
       out.back().verdict = s.parts[k].candidates[i].verdict_text;
     }
   std::stable_sort(out.begin(), out.end(), [](const Variant& a, const Variant& b) {

@@ -17,13 +17,18 @@
 #include "expr/abstract.h"
 #include "ir/text.h"
 #include "opt/cost_model.h"
-#include "search/canonical.h"
+#include "ir/canonical.h"
 #include "search/enumerate.h"
-#include "search/fuse_threads.h"
+#include "opt/fuse_threads.h"
 #include "support/hash.h"
 #include "support/memory.h"
 
 namespace mugraph::search {
+
+using ir::canonical_hash;
+using ir::partition_lax;
+using ir::stitch;
+using opt::fuse_thread_graphs;
 
 std::string_view stop_reason_name(StopReason r) {
   switch (r) {

@@ -3,9 +3,9 @@
 //   search_lax(program)     one Lax program: saturate the oracle, enumerate kernel and block
 //                           graphs (enumerate.h) in parallel tasks, screen every complete
 //                           graph with the verifier, fuse element-wise chains into thread
-//                           graphs (fuse_threads.h), drop structural duplicates
-//                           (canonical.h), rank by the cost model (opt/cost_model.h).
-//   superoptimize(program)  cut into maximal Lax parts (lax_partition.h), search_lax each,
+//                           graphs (opt/fuse_threads.h), drop structural duplicates
+//                           (ir/canonical.h), rank by the cost model (opt/cost_model.h).
+//   superoptimize(program)  cut into maximal Lax parts (ir/lax_partition.h), search_lax each,
 //                           stitch the best of each back together, certify the whole (a
 //                           rejected candidate is marked and the next one is tried).
 //
@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "search/lax_partition.h"
+#include "ir/lax_partition.h"
 #include "search/options.h"
 
 namespace mugraph::search {
@@ -34,7 +34,7 @@ namespace mugraph::search {
 Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOptions& options);
 
 struct SuperoptimizeResult {
-  Partition partition;
+  ir::Partition partition;
   std::vector<SearchResult> parts;   // one per Lax part
   // The stitched best candidates (none: some part has none). With options.certify: the first
   // stitching, in rank order, that certify did not reject (or the last one tried).

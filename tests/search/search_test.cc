@@ -7,17 +7,24 @@
 #include "driver/driver.h"
 #include "expr/abstract.h"
 #include "ir/text.h"
-#include "search/canonical.h"
+#include "ir/canonical.h"
 #include "search/discovery_options.h"
 #include "search/enumerate.h"
-#include "search/fuse_threads.h"
-#include "search/lax_partition.h"
+#include "opt/fuse_threads.h"
+#include "ir/lax_partition.h"
 #include "search/search.h"
 #include "test_util.h"
 #include "verify/verifier.h"
 
 namespace mugraph::search {
 namespace {
+
+using ir::canonical_hash;
+using ir::LaxPart;
+using ir::Partition;
+using ir::partition_lax;
+using ir::stitch;
+using opt::fuse_thread_graphs;
 
 using testing::load_example;
 using testing::parse_ok;

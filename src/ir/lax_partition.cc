@@ -1,4 +1,4 @@
-#include "search/lax_partition.h"
+#include "ir/lax_partition.h"
 
 #include <algorithm>
 #include <map>
@@ -6,15 +6,15 @@
 
 #include "ir/builder.h"
 
-namespace mugraph::search {
+namespace mugraph::ir {
 namespace {
 
-bool is_lax(const ir::KernelOp& op) {
-  return !op.graph_defined && ir::op_info(op.op).lax != ir::LaxRole::kNonLax;
+bool is_lax(const KernelOp& op) {
+  return !op.graph_defined && op_info(op.op).lax != LaxRole::kNonLax;
 }
 
-bool is_exp_like(const ir::KernelOp& op) {
-  return !op.graph_defined && ir::op_info(op.op).lax == ir::LaxRole::kExp;
+bool is_exp_like(const KernelOp& op) {
+  return !op.graph_defined && op_info(op.op).lax == LaxRole::kExp;
 }
 
 int find(std::vector<int>& parent, int x) {
@@ -25,28 +25,28 @@ int find(std::vector<int>& parent, int x) {
 // Adds a copy of `op` (predefined or graph-defined) to `kb`: input t becomes in(t), output t is
 // named name(t) and recorded as out[t].
 template <class In, class Name, class Out>
-void copy_op(ir::KernelBuilder& kb, const ir::KernelOp& op, In in, Name name, Out& out) {
-  std::vector<ir::TensorId> ins;
-  for (ir::TensorId t : op.inputs) ins.push_back(in(t));
+void copy_op(KernelBuilder& kb, const KernelOp& op, In in, Name name, Out& out) {
+  std::vector<TensorId> ins;
+  for (TensorId t : op.inputs) ins.push_back(in(t));
   std::vector<std::string> names;
-  for (ir::TensorId t : op.outputs) names.push_back(name(t));
-  const std::vector<ir::TensorId> made =
+  for (TensorId t : op.outputs) names.push_back(name(t));
+  const std::vector<TensorId> made =
       op.graph_defined ? kb.graph_defined(ins, op.block, names).value()
-                       : std::vector<ir::TensorId>{kb.op(op.op, ins, op.attrs, names[0]).value()};
+                       : std::vector<TensorId>{kb.op(op.op, ins, op.attrs, names[0]).value()};
   for (size_t i = 0; i < made.size(); ++i) out[op.outputs[i]] = made[i];
 }
 
 }  // namespace
 
-Partition partition_lax(const ir::KernelGraph& g) {
+Partition partition_lax(const KernelGraph& g) {
   const size_t nt = g.tensors.size(), nops = g.ops.size();
   std::vector<int> level(nt, 0), exps(nt, 0), producer(nt, -1), op_level(nops, 0);
   for (size_t i = 0; i < nops; ++i) {
-    const ir::KernelOp& op = g.ops[i];
+    const KernelOp& op = g.ops[i];
     int lv = 0;
-    for (ir::TensorId t : op.inputs) lv = std::max(lv, level[t]);
+    for (TensorId t : op.inputs) lv = std::max(lv, level[t]);
     int ex = 0;
-    for (ir::TensorId t : op.inputs)
+    for (TensorId t : op.inputs)
       if (level[t] == lv) ex = std::max(ex, exps[t]);
     int out_level = lv, out_exps = ex;
     if (!is_lax(op)) {
@@ -57,7 +57,7 @@ Partition partition_lax(const ir::KernelGraph& g) {
       else out_exps = 1;
     }
     op_level[i] = lv;
-    for (ir::TensorId t : op.outputs) {
+    for (TensorId t : op.outputs) {
       level[t] = out_level;
       exps[t] = out_exps;
       producer[t] = static_cast<int>(i);
@@ -66,10 +66,10 @@ Partition partition_lax(const ir::KernelGraph& g) {
   // Union Lax ops of one level connected by a tensor (producer-consumer or shared input).
   std::vector<int> parent(nops);
   std::iota(parent.begin(), parent.end(), 0);
-  std::map<std::pair<ir::TensorId, int>, int> reader;  // (tensor, level) -> a Lax op reading it
+  std::map<std::pair<TensorId, int>, int> reader;  // (tensor, level) -> a Lax op reading it
   for (size_t i = 0; i < nops; ++i) {
     if (!is_lax(g.ops[i])) continue;
-    for (ir::TensorId t : g.ops[i].inputs) {
+    for (TensorId t : g.ops[i].inputs) {
       const int p = producer[t];
       if (p >= 0 && is_lax(g.ops[p]) && op_level[p] == op_level[i])
         parent[find(parent, p)] = find(parent, static_cast<int>(i));
@@ -80,7 +80,7 @@ Partition partition_lax(const ir::KernelGraph& g) {
   Partition out;
   std::map<int, size_t> part_of_root;
   std::vector<bool> is_output(nt, false);
-  for (ir::TensorId t : g.outputs) is_output[t] = true;
+  for (TensorId t : g.outputs) is_output[t] = true;
   for (size_t i = 0; i < nops; ++i) {
     if (!is_lax(g.ops[i])) {
       out.kept_ops.push_back(static_cast<int>(i));
@@ -96,13 +96,13 @@ Partition partition_lax(const ir::KernelGraph& g) {
   for (LaxPart& part : out.parts) {
     std::vector<bool> inside(nt, false);
     for (int i : part.ops)
-      for (ir::TensorId t : g.ops[i].outputs) inside[t] = true;
+      for (TensorId t : g.ops[i].outputs) inside[t] = true;
     for (int i : part.ops)
-      for (ir::TensorId t : g.ops[i].inputs)
+      for (TensorId t : g.ops[i].inputs)
         if (!inside[t] && std::find(part.inputs.begin(), part.inputs.end(), t) == part.inputs.end())
           part.inputs.push_back(t);
     for (int i : part.ops)
-      for (ir::TensorId t : g.ops[i].outputs) {
+      for (TensorId t : g.ops[i].outputs) {
         bool outside = is_output[t];
         for (size_t j = 0; j < nops && !outside; ++j) {
           if (std::find(part.ops.begin(), part.ops.end(), static_cast<int>(j)) != part.ops.end())
@@ -112,24 +112,24 @@ Partition partition_lax(const ir::KernelGraph& g) {
         }
         if (outside) part.outputs.push_back(t);
       }
-    ir::KernelBuilder kb;
-    std::map<ir::TensorId, ir::TensorId> id;
-    for (ir::TensorId t : part.inputs) id[t] = kb.input(g.tensor(t).name, g.tensor(t).type).value();
+    KernelBuilder kb;
+    std::map<TensorId, TensorId> id;
+    for (TensorId t : part.inputs) id[t] = kb.input(g.tensor(t).name, g.tensor(t).type).value();
     for (int i : part.ops)
-      copy_op(kb, g.ops[i], [&](ir::TensorId t) { return id.at(t); },
-              [&](ir::TensorId t) { return g.tensor(t).name; }, id);
-    for (ir::TensorId t : part.outputs) MG_CHECK(kb.output(id.at(t)).ok(), "part output");
+      copy_op(kb, g.ops[i], [&](TensorId t) { return id.at(t); },
+              [&](TensorId t) { return g.tensor(t).name; }, id);
+    for (TensorId t : part.outputs) MG_CHECK(kb.output(id.at(t)).ok(), "part output");
     part.program = std::move(kb).finish().value();
   }
   return out;
 }
 
-ir::KernelGraph stitch(const ir::KernelGraph& g, const Partition& p,
-                       const std::vector<ir::KernelGraph>& chosen) {
+KernelGraph stitch(const KernelGraph& g, const Partition& p,
+                       const std::vector<KernelGraph>& chosen) {
   MG_CHECK(chosen.size() == p.parts.size(), "stitch: one graph per part");
-  ir::KernelBuilder kb;
-  std::map<ir::TensorId, ir::TensorId> id;  // whole-program tensor -> new id
-  for (ir::TensorId t : g.inputs) id[t] = kb.input(g.tensor(t).name, g.tensor(t).type).value();
+  KernelBuilder kb;
+  std::map<TensorId, TensorId> id;  // whole-program tensor -> new id
+  for (TensorId t : g.inputs) id[t] = kb.input(g.tensor(t).name, g.tensor(t).type).value();
   int max_level = 0;
   for (const LaxPart& part : p.parts) max_level = std::max(max_level, part.level);
   for (int lv : p.kept_level) max_level = std::max(max_level, lv);
@@ -137,28 +137,28 @@ ir::KernelGraph stitch(const ir::KernelGraph& g, const Partition& p,
     for (size_t k = 0; k < p.parts.size(); ++k) {
       const LaxPart& part = p.parts[k];
       if (part.level != lv) continue;
-      const ir::KernelGraph& c = chosen[k];
+      const KernelGraph& c = chosen[k];
       MG_CHECK(c.inputs.size() == part.inputs.size() && c.outputs.size() == part.outputs.size(),
                "stitch: part " << k << " interface differs");
-      std::vector<ir::TensorId> cid(c.tensors.size(), -1);
+      std::vector<TensorId> cid(c.tensors.size(), -1);
       for (size_t i = 0; i < c.inputs.size(); ++i) cid[c.inputs[i]] = id.at(part.inputs[i]);
-      auto name_of = [&](ir::TensorId t) {
+      auto name_of = [&](TensorId t) {
         for (size_t i = 0; i < c.outputs.size(); ++i)
           if (c.outputs[i] == t) return g.tensor(part.outputs[i]).name;
         return "p" + std::to_string(k) + "_" + c.tensor(t).name;
       };
-      for (const ir::KernelOp& op : c.ops)
-        copy_op(kb, op, [&](ir::TensorId t) { return cid[t]; }, name_of, cid);
+      for (const KernelOp& op : c.ops)
+        copy_op(kb, op, [&](TensorId t) { return cid[t]; }, name_of, cid);
       for (size_t i = 0; i < c.outputs.size(); ++i) id[part.outputs[i]] = cid[c.outputs[i]];
     }
     for (size_t j = 0; j < p.kept_ops.size(); ++j) {
       if (p.kept_level[j] != lv) continue;
-      copy_op(kb, g.ops[p.kept_ops[j]], [&](ir::TensorId t) { return id.at(t); },
-              [&](ir::TensorId t) { return g.tensor(t).name; }, id);
+      copy_op(kb, g.ops[p.kept_ops[j]], [&](TensorId t) { return id.at(t); },
+              [&](TensorId t) { return g.tensor(t).name; }, id);
     }
   }
-  for (ir::TensorId t : g.outputs) MG_CHECK(kb.output(id.at(t)).ok(), "stitch output");
+  for (TensorId t : g.outputs) MG_CHECK(kb.output(id.at(t)).ok(), "stitch output");
   return std::move(kb).finish().value();
 }
 
-}  // namespace mugraph::search
+}  // namespace mugraph::ir

@@ -1,11 +1,11 @@
-#include "search/fuse_threads.h"
+#include "opt/fuse_threads.h"
 
 #include <algorithm>
 #include <map>
 
 #include "ir/builder.h"
 
-namespace mugraph::search {
+namespace mugraph::opt {
 namespace {
 
 bool fusible(const ir::BlockNode& n) {
@@ -140,4 +140,4 @@ ir::KernelGraph fuse_thread_graphs(const ir::KernelGraph& g, int max_registers) 
   return out;
 }
 
-}  // namespace mugraph::search
+}  // namespace mugraph::opt

@@ -11,9 +11,9 @@
 
 #include "ir/graph.h"
 
-namespace mugraph::search {
+namespace mugraph::ir {
 
-uint64_t canonical_hash(const ir::KernelGraph& g);
+uint64_t canonical_hash(const KernelGraph& g);
 
 
-}  // namespace mugraph::search
+}  // namespace mugraph::ir

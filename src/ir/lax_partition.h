@@ -15,12 +15,12 @@
 
 #include "ir/graph.h"
 
-namespace mugraph::search {
+namespace mugraph::ir {
 
 struct LaxPart {
-  ir::KernelGraph program;             // inputs/outputs named as in the whole program
-  std::vector<ir::TensorId> inputs;    // whole-program tensors, in `program`'s input order
-  std::vector<ir::TensorId> outputs;   // whole-program tensors, in `program`'s output order
+  KernelGraph program;             // inputs/outputs named as in the whole program
+  std::vector<TensorId> inputs;    // whole-program tensors, in `program`'s input order
+  std::vector<TensorId> outputs;   // whole-program tensors, in `program`'s output order
   std::vector<int> ops;                // whole-program op indices
   int level = 0;
 };
@@ -31,12 +31,12 @@ struct Partition {
   std::vector<int> kept_level;         // per kept op
 };
 
-Partition partition_lax(const ir::KernelGraph& program);
+Partition partition_lax(const KernelGraph& program);
 
 // The whole program with part i replaced by chosen[i] (a uGraph with part i's inputs and
 // outputs, in order). Names: whole-program tensors keep theirs; a part's internal tensors are
 // prefixed "p<i>_".
-ir::KernelGraph stitch(const ir::KernelGraph& program, const Partition& p,
-                       const std::vector<ir::KernelGraph>& chosen);
+KernelGraph stitch(const KernelGraph& program, const Partition& p,
+                       const std::vector<KernelGraph>& chosen);
 
-}  // namespace mugraph::search
+}  // namespace mugraph::ir

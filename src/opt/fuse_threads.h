@@ -23,7 +23,7 @@
 
 #include "ir/graph.h"
 
-namespace mugraph::search {
+namespace mugraph::opt {
 
 inline constexpr int kDefaultThreadRegisters = 32;
 
@@ -33,4 +33,4 @@ ir::KernelGraph fuse_thread_graphs(const ir::KernelGraph& g,
 // The same pass on one block graph.
 std::shared_ptr<const ir::BlockGraph> fuse_block(const ir::BlockGraph& bg, int max_registers);
 
-}  // namespace mugraph::search
+}  // namespace mugraph::opt
