@@ -2,23 +2,20 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <filesystem>
-#include <fstream>
 #include <iomanip>
 #include <map>
 #include <mutex>
 #include <set>
 #include <sstream>
-#include <thread>
 
-#include <nlohmann/json.hpp>
 
 #include "expr/abstract.h"
 #include "ir/text.h"
 #include "opt/cost_model.h"
 #include "ir/canonical.h"
+#include "search/checkpoint.h"
 #include "search/enumerate.h"
+#include "search/task_pool.h"
 #include "opt/fuse_threads.h"
 #include "support/hash.h"
 #include "support/memory.h"
@@ -82,138 +79,9 @@ std::string SearchStats::to_string() const {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using nlohmann::json;
 
 double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// Everything a checkpoint must agree on: the program and every option that changes the tasks
-// or their results.
-std::string fingerprint(const ir::KernelGraph& program, const SearchOptions& o) {
-  std::ostringstream os;
-  os << ir::print_graph(program) << "|" << o.max_kernel_ops << "," << o.max_block_ops << ","
-     << o.max_graph_defined_ops << "," << o.max_block_outputs << "," << o.max_kernel_op_inputs
-     << "," << o.min_blocks << "," << o.max_blocks << "," << o.max_grid_dims << ","
-     << o.prune << "," << o.seed << "," << o.target.name << "," << o.max_open_tensors << ","
-     << o.screen_samples << "," << o.prune_by_steps << "," << o.split_block_tasks << "|";
-  for (auto k : o.kernel_ops) os << ir::op_name(k) << ",";
-  os << "|";
-  for (auto k : o.block_ops) os << ir::op_name(k) << ",";
-  os << "|";
-  for (auto s : o.grid_sizes) os << s << ",";
-  os << "|";
-  for (auto r : o.forloop_ranges) os << r << ",";
-  size_t h = 0;
-  for (char ch : os.str()) h = hash_mix(h, static_cast<unsigned char>(ch));
-  std::ostringstream hex;
-  hex << std::hex << h;
-  return hex.str();
-}
-
-// One finished task: the graphs that passed the screen (thread graphs fused, outputs in program
-// order: exactly what was screened), their screen verdicts, and counters.
-struct TaskResult {
-  bool done = false;
-  bool retry = false;  // interrupted in an earlier run: runs to its end (only Ctrl-C stops it)
-  std::vector<ir::KernelGraph> graphs;
-  std::vector<std::string> verdicts;  // one per graph (the text starts with the verdict's name)
-  SearchStats stats;
-};
-
-json stats_json(const SearchStats& s) {
-  return {{"kernel_states", s.kernel_states}, {"block_states", s.block_states},
-          {"pruned_oracle", s.pruned_oracle}, {"pruned_shape", s.pruned_shape},
-          {"pruned_memory", s.pruned_memory}, {"pruned_redundant", s.pruned_redundant},
-          {"pruned_steps", s.pruned_steps},
-          {"completed", s.completed},         {"verified", s.verified},
-          {"rejected", s.rejected}};
-}
-
-SearchStats stats_from_json(const json& j) {
-  SearchStats s;
-  s.kernel_states = j.at("kernel_states");
-  s.block_states = j.at("block_states");
-  s.pruned_oracle = j.at("pruned_oracle");
-  s.pruned_shape = j.at("pruned_shape");
-  s.pruned_memory = j.at("pruned_memory");
-  s.pruned_redundant = j.at("pruned_redundant");
-  s.pruned_steps = j.at("pruned_steps");
-  s.completed = j.at("completed");
-  s.verified = j.at("verified");
-  s.rejected = j.at("rejected");
-  return s;
-}
-
-constexpr const char* kCheckpointFormat = "mugraph.search-checkpoint";
-constexpr int kCheckpointVersion = 3;  // 3: fused graphs with their screen verdicts
-
-Status write_checkpoint(const std::string& path, const std::string& fp,
-                        const std::vector<TaskResult>& tasks) {
-  json done = json::array(), interrupted = json::array();
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    if (tasks[i].retry && !tasks[i].done) interrupted.push_back(i);
-    if (!tasks[i].done) continue;
-    json graphs = json::array();
-    for (const ir::KernelGraph& g : tasks[i].graphs) graphs.push_back(ir::print_graph(g));
-    done.push_back({{"task", i}, {"stats", stats_json(tasks[i].stats)}, {"graphs", graphs},
-                    {"verdicts", tasks[i].verdicts}});
-  }
-  json j = {{"format", kCheckpointFormat}, {"version", kCheckpointVersion},
-            {"fingerprint", fp},           {"tasks", tasks.size()},
-            {"done", done},                {"interrupted", interrupted}};
-  const std::string tmp = path + ".tmp";
-  std::error_code ec;
-  const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  {
-    std::ofstream f(tmp);
-    if (!f) return error("cannot write checkpoint '", tmp, "'");
-    f << j.dump(1) << "\n";
-    if (!f) return error("cannot write checkpoint '", tmp, "'");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    return error("cannot move checkpoint into place at '", path, "'");
-  return ok_status();
-}
-
-Status read_checkpoint(const std::string& path, const std::string& fp,
-                       std::vector<TaskResult>& tasks) {
-  std::ifstream f(path);
-  if (!f) return error("cannot open checkpoint '", path, "'");
-  try {
-    json j = json::parse(f);
-    if (j.at("format") != kCheckpointFormat || j.at("version") != kCheckpointVersion)
-      return error("checkpoint '", path, "': not a version ", kCheckpointVersion,
-                   " search checkpoint");
-    if (j.at("fingerprint") != fp)
-      return error("checkpoint '", path,
-                   "' was written for another program or other search options");
-    if (j.at("tasks").get<size_t>() != tasks.size())
-      return error("checkpoint '", path, "': task count differs");
-    for (const json& i : j.at("interrupted")) {
-      if (i.get<size_t>() >= tasks.size()) return error("checkpoint '", path, "': bad task");
-      tasks[i.get<size_t>()].retry = true;
-    }
-    for (const json& d : j.at("done")) {
-      const size_t i = d.at("task");
-      if (i >= tasks.size()) return error("checkpoint '", path, "': task ", i, " out of range");
-      TaskResult& t = tasks[i];
-      t.done = true;
-      t.stats = stats_from_json(d.at("stats"));
-      for (const json& text : d.at("graphs")) {
-        auto g = ir::parse_graph(text.get<std::string>());
-        if (!g.ok()) return error("checkpoint '", path, "', task ", i, ": ", g.status().message());
-        t.graphs.push_back(std::move(*g));
-      }
-      t.verdicts = d.at("verdicts").get<std::vector<std::string>>();
-      if (t.verdicts.size() != t.graphs.size())
-        return error("checkpoint '", path, "', task ", i, ": one verdict per graph expected");
-    }
-  } catch (const json::exception& e) {
-    return error("checkpoint '", path, "': ", e.what());
-  }
-  return ok_status();
 }
 
 // The candidate with its outputs reordered so that output i computes the program's output i
@@ -315,15 +183,76 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
                  "or Ctrl-C stops them again (the state limit does not)");
   }
 
-  // Workers take tasks in order; results land in their task's slot.
-  std::atomic<int> next{0};
-  std::atomic<uint64_t> states{0};
-  std::atomic<bool> stop{false};
+  // The tasks run in a pool (task_pool.h); each result lands in its task's slot.
+  std::mutex mu;
+  std::atomic<int> found{0};
+  double first_found = -1;  // guarded by mu
+  auto screen = [&](ir::KernelGraph g, TaskResult& tr) -> bool {  // false: cut, stop the task
+    verify::VerifyOptions vo;
+    vo.mode = verify::Mode::kScreen;
+    vo.screen_samples = o.screen_samples;
+    vo.threads = 1;  // the search's workers already use every core
+    vo.seed = o.seed ^ canonical_hash(g);
+    vo.undecided = verify::Undecided::kPowerMapThenFloatCheck;
+    vo.float_seed = o.seed;  // one reference float run for all candidates (cached)
+    vo.screen_every_entry = true;  // what is written passed a test on every entry
+    vo.every_entry_seed = o.seed;  // one reference evaluation for all candidates (cached)
+    vo.deadline = deadline;        // a screen past the budget stops inside (Verdict::cut)
+    const verify::Verdict v = verify::check(program, g, vo);
+    if (v.cut == "memory budget") {  // never checkable here: counted, said, not kept
+      ++tr.stats.over_memory;
+      return true;
+    }
+    if (!v.cut.empty()) return false;  // neither passed nor failed: re-run on resume
+    if (!verify::accepted(v.kind)) {
+      ++tr.stats.rejected;
+      return true;
+    }
+    ++tr.stats.verified;
+    tr.graphs.push_back(in_program_order(std::move(g), v.permutation));
+    tr.verdicts.push_back(std::string(verify::verdict_name(v.kind)) + " (screen, seed " +
+                          std::to_string(vo.seed) + "): " + v.summary);
+    if (found++ == 0) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (first_found < 0) first_found = since(t0);
+    }
+    return true;
+  };
+  auto run_task = [&](int i, const StopCheck& check) {
+    const auto te = Clock::now();
+    Enumerator::TaskOutput out = en.run_task(i, check);
+    TaskResult tr;
+    tr.stats = out.stats;
+    tr.stats.enumerate_seconds = since(te);
+    const auto tv = Clock::now();
+    for (const ir::KernelGraph& complete : out.complete) {
+      // A screen of a paper-size candidate can take seconds: past the budget (or on Ctrl-C)
+      // the task stops here and is re-run on resume, like one stopped inside. What is screened
+      // is what is handed out: the fused graph.
+      if (check(0) || !screen(fuse_thread_graphs(complete), tr)) {
+        check(0);
+        out.finished = false;
+        break;
+      }
+    }
+    tr.stats.verify_seconds = since(tv);
+    tr.done = out.finished;
+    std::lock_guard<std::mutex> lock(mu);
+    if (!tr.done) {  // stopped inside: run again (first) on resume
+      tasks[static_cast<size_t>(i)].retry = true;
+      return;
+    }
+    tasks[static_cast<size_t>(i)] = std::move(tr);
+  };
+  StopPolicy policy;
+  policy.cancel = o.cancel;
+  policy.deadline = deadline;
+  policy.max_states = o.max_states;
   // The search's own memory (the resident set less what the verifier's checks reserved: those
   // are bounded by their reservations) against half the memory budget, sampled at most every
   // 0.2 s: the e-graph, the enumerated graphs of the running tasks, the candidates.
   std::atomic<int64_t> next_memory_check{0};
-  auto over_memory = [&]() -> bool {
+  policy.over_memory = [&]() -> bool {
     const int64_t now = Clock::now().time_since_epoch().count();
     int64_t due = next_memory_check.load();
     if (now < due || !next_memory_check.compare_exchange_strong(
@@ -332,145 +261,29 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
       return false;
     return resident_bytes() - reserved_memory_bytes() > memory_budget() / 2;
   };
-  std::atomic<int> stop_code{static_cast<int>(StopReason::kExhausted)};
-  std::atomic<int> running{0};
-  std::mutex mu;
-  std::condition_variable cv;
-  auto should_stop = [&](uint64_t n) -> bool {
-    const uint64_t s = states.fetch_add(n) + n;
-    if (stop.load()) return true;
-    StopReason why = StopReason::kExhausted;
-    if (o.cancel && o.cancel->load()) why = StopReason::kCancelled;
-    else if (deadline.passed()) why = StopReason::kTimeLimit;
-    else if (o.max_states > 0 && s > o.max_states) why = StopReason::kStateLimit;
-    else if (over_memory()) why = StopReason::kMemoryLimit;
-    if (why == StopReason::kExhausted) return false;
-    int expected = static_cast<int>(StopReason::kExhausted);
-    stop_code.compare_exchange_strong(expected, static_cast<int>(why));
-    stop = true;
-    return true;
-  };
-  std::atomic<int> found{0};
-  double first_found = -1;  // guarded by mu
-  // A task interrupted by a limit in an earlier run goes first this time and ignores the state
-  // limit (the time budget and Ctrl-C still stop it: the budget bounds the whole command).
-  auto no_state_limit = [&](uint64_t n) -> bool {
-    states.fetch_add(n);
-    if (stop.load() && stop_code != static_cast<int>(StopReason::kStateLimit)) return true;
-    StopReason why = StopReason::kExhausted;
-    if (o.cancel && o.cancel->load()) why = StopReason::kCancelled;
-    else if (deadline.passed()) why = StopReason::kTimeLimit;
-    else if (over_memory()) why = StopReason::kMemoryLimit;
-    if (why == StopReason::kExhausted) return false;
-    int expected = static_cast<int>(StopReason::kExhausted);
-    stop_code.compare_exchange_strong(expected, static_cast<int>(why));
-    stop = true;
-    return true;
-  };
-  std::vector<int> order;  // retried tasks first, then the others in task order
-  for (int i = 0; i < ntasks; ++i)
-    if (tasks[static_cast<size_t>(i)].retry && !tasks[static_cast<size_t>(i)].done) order.push_back(i);
-  for (int i = 0; i < ntasks; ++i)
-    if (!(tasks[static_cast<size_t>(i)].retry && !tasks[static_cast<size_t>(i)].done)) order.push_back(i);
-  auto worker = [&] {
-    for (;;) {
-      const int slot = next.fetch_add(1);
-      if (slot >= ntasks) break;
-      const int i = order[static_cast<size_t>(slot)];
-      if (tasks[i].done) continue;
-      if (stop.load() &&
-          !(tasks[i].retry && stop_code == static_cast<int>(StopReason::kStateLimit)))
-        continue;
-      const auto te = Clock::now();
-      const std::function<bool(uint64_t)> check =
-          tasks[i].retry ? std::function<bool(uint64_t)>(no_state_limit)
-                         : std::function<bool(uint64_t)>(should_stop);
-      Enumerator::TaskOutput out = en.run_task(i, check);
-      TaskResult tr;
-      tr.stats = out.stats;
-      tr.stats.enumerate_seconds = since(te);
-      const auto tv = Clock::now();
-      for (const ir::KernelGraph& complete : out.complete) {
-        // A screen of a paper-size candidate can take seconds: past the budget (or on Ctrl-C)
-        // the task stops here and is re-run to its end on resume, like one stopped inside.
-        if (check(0)) {
-          out.finished = false;
-          break;
-        }
-        // What is screened is what is handed out: the fused graph.
-        ir::KernelGraph g = fuse_thread_graphs(complete);
-        verify::VerifyOptions vo;
-        vo.mode = verify::Mode::kScreen;
-        vo.screen_samples = o.screen_samples;
-        vo.threads = 1;  // the search's workers already use every core
-        vo.seed = o.seed ^ canonical_hash(g);
-        vo.undecided = verify::Undecided::kPowerMapThenFloatCheck;
-        vo.float_seed = o.seed;  // one reference float run for all candidates (cached)
-        vo.screen_every_entry = true;  // what is written passed a test on every entry
-        vo.every_entry_seed = o.seed;  // one reference evaluation for all candidates (cached)
-        vo.deadline = deadline;        // a screen past the budget stops inside (Verdict::cut)
-        const verify::Verdict v = verify::check(program, g, vo);
-        if (v.cut == "memory budget") {  // never checkable here: counted, said, not kept
-          ++tr.stats.over_memory;
-          continue;
-        }
-        if (!v.cut.empty()) {  // neither passed nor failed: the task is re-run on resume
-          check(0);
-          out.finished = false;
-          break;
-        }
-        if (verify::accepted(v.kind)) {
-          ++tr.stats.verified;
-          tr.graphs.push_back(in_program_order(std::move(g), v.permutation));
-          tr.verdicts.push_back(std::string(verify::verdict_name(v.kind)) + " (screen, seed " +
-                                std::to_string(vo.seed) + "): " + v.summary);
-          if (found++ == 0) {
-            std::lock_guard<std::mutex> lock(mu);
-            if (first_found < 0) first_found = since(t0);
-          }
-        } else {
-          ++tr.stats.rejected;
-        }
-      }
-      tr.stats.verify_seconds = since(tv);
-      tr.done = out.finished;
-      std::lock_guard<std::mutex> lock(mu);
-      if (!tr.done) {  // stopped inside: run again (to its end) on resume
-        tasks[i].retry = true;
-        continue;
-      }
-      tasks[i] = std::move(tr);
-    }
-    std::lock_guard<std::mutex> lock(mu);
-    --running;
-    cv.notify_all();
-  };
-  int nthreads = o.threads > 0 ? o.threads
-                               : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  nthreads = std::max(1, std::min(nthreads, std::max(ntasks, 1)));
-  running = nthreads;
-  std::vector<std::thread> pool_threads;
-  for (int t = 0; t < nthreads; ++t) pool_threads.emplace_back(worker);
-  {
-    std::unique_lock<std::mutex> lock(mu);
-    while (running > 0) {
-      cv.wait_for(lock, std::chrono::seconds(1));
-      if (o.progress && running > 0) {
-        int done = 0;
-        for (const TaskResult& t : tasks) done += t.done;
-        const double el = since(t0);
-        const uint64_t s = states.load();
-        std::ostringstream os;
-        os << std::fixed << std::setprecision(1) << "search: " << el << " s, ~" << s
-           << " prefixes (" << static_cast<uint64_t>(static_cast<double>(s) / std::max(el, 1e-3))
-           << "/s), tasks " << done << "/" << ntasks << ", candidates passed the screen " << found.load();
-        o.progress(os.str());
-      }
-    }
+  TaskPoolOptions po;
+  po.threads = o.threads;
+  for (const TaskResult& t : tasks) {
+    po.relaxed.push_back(t.retry && !t.done);
+    po.skip.push_back(t.done);
   }
-  for (std::thread& t : pool_threads) t.join();
-  result.stop_reason = static_cast<StopReason>(stop_code.load());
-  result.stats.states_all = states.load();
+  if (o.progress)
+    po.tick = [&](uint64_t s) {
+      int done = 0;
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        for (const TaskResult& t : tasks) done += t.done;
+      }
+      const double el = since(t0);
+      std::ostringstream os;
+      os << std::fixed << std::setprecision(1) << "search: " << el << " s, ~" << s
+         << " prefixes (" << static_cast<uint64_t>(static_cast<double>(s) / std::max(el, 1e-3))
+         << "/s), tasks " << done << "/" << ntasks << ", candidates passed the screen " << found.load();
+      o.progress(os.str());
+    };
+  const TaskPoolResult pool_result = run_tasks(ntasks, run_task, policy, po);
+  result.stop_reason = pool_result.stop;
+  result.stats.states_all = pool_result.states;
 
   // Merge finished tasks in task order: fuse, hash, dedup.
   result.stats.tasks_total = ntasks;

@@ -1,0 +1,93 @@
+// The search's task pool (search/task_pool.h): every task once, results by slot whatever the
+// thread count, and each stop rule of the policy.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <mutex>
+#include <vector>
+
+#include "search/task_pool.h"
+
+namespace mugraph::search {
+namespace {
+
+// Task i generates 10 * (i + 1) states, one stop check each; finished tasks record i * i.
+struct Recorder {
+  std::vector<int> result, finished_order;
+  std::vector<bool> cut;
+  std::mutex mu;
+  explicit Recorder(int n) : result(static_cast<size_t>(n), -1), cut(static_cast<size_t>(n), false) {}
+  void run(int i, const StopCheck& stop) {
+    for (int s = 0; s < 10 * (i + 1); ++s)
+      if (stop(1)) {
+        std::lock_guard<std::mutex> lock(mu);
+        cut[static_cast<size_t>(i)] = true;
+        return;
+      }
+    std::lock_guard<std::mutex> lock(mu);
+    result[static_cast<size_t>(i)] = i * i;
+    finished_order.push_back(i);
+  }
+};
+
+TEST(TaskPool, EveryTaskOnceWhateverTheThreads) {
+  for (int threads : {1, 2, 3, 8}) {
+    Recorder r(20);
+    TaskPoolOptions po;
+    po.threads = threads;
+    const TaskPoolResult res =
+        run_tasks(20, [&](int i, const StopCheck& s) { r.run(i, s); }, StopPolicy{}, po);
+    EXPECT_EQ(res.stop, StopReason::kExhausted);
+    EXPECT_EQ(res.states, 10u * 20 * 21 / 2);
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(r.result[static_cast<size_t>(i)], i * i) << threads;
+    EXPECT_EQ(r.finished_order.size(), 20u);
+  }
+}
+
+TEST(TaskPool, SkippedTasksDoNotRunAndRelaxedOnesGoFirst) {
+  Recorder r(6);
+  TaskPoolOptions po;
+  po.threads = 1;
+  po.skip = {true, false, false, true, false, false};
+  po.relaxed = {false, false, false, false, false, true};
+  run_tasks(6, [&](int i, const StopCheck& s) { r.run(i, s); }, StopPolicy{}, po);
+  EXPECT_EQ(r.finished_order, (std::vector<int>{5, 1, 2, 4}));
+}
+
+TEST(TaskPool, StateLimitStopsAllButRelaxedTasks) {
+  Recorder r(5);
+  StopPolicy p;
+  p.max_states = 25;  // task 0 (10) and 1 (20) cross it
+  TaskPoolOptions po;
+  po.threads = 1;
+  po.relaxed = {false, false, false, false, true};  // task 4 (50 states) runs first, to its end
+  const TaskPoolResult res = run_tasks(5, [&](int i, const StopCheck& s) { r.run(i, s); }, p, po);
+  EXPECT_EQ(res.stop, StopReason::kStateLimit);
+  EXPECT_EQ(r.result[4], 16);  // relaxed: finished although it alone passes the limit
+  EXPECT_TRUE(r.cut[0]);       // 50 states already: the first non-relaxed check stops
+  EXPECT_EQ(r.result[1], -1);
+  EXPECT_EQ(r.result[3], -1);
+}
+
+TEST(TaskPool, CancelDeadlineAndMemoryStopEveryTask) {
+  std::atomic<bool> cancel{true};
+  StopPolicy c;
+  c.cancel = &cancel;
+  StopPolicy d;
+  d.deadline = Deadline::at(Deadline::Clock::now());
+  StopPolicy m;
+  m.over_memory = [] { return true; };
+  TaskPoolOptions po;
+  po.relaxed = {true, false, false};  // relaxed tasks stop too: only the state limit spares them
+  for (const auto& [policy, why] : {std::pair{c, StopReason::kCancelled},
+                                    std::pair{d, StopReason::kTimeLimit},
+                                    std::pair{m, StopReason::kMemoryLimit}}) {
+    Recorder r(3);
+    const TaskPoolResult res = run_tasks(3, [&](int i, const StopCheck& s) { r.run(i, s); }, policy, po);
+    EXPECT_EQ(res.stop, why);
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(r.result[static_cast<size_t>(i)], -1);
+  }
+}
+
+}  // namespace
+}  // namespace mugraph::search
