@@ -1,5 +1,5 @@
 // Pruning-oracle benchmark (issue 4): queries per second on the prefixes met while walking the
-// prefixes of each paper program (search/prefix_walk.h), all in one run:
+// prefixes of each paper program (expr/prefix_walk.h), all in one run:
 //   saturate   one-off e-graph saturation of the program's expression;
 //   cold       every distinct prefix asked once of a fresh oracle (cache misses): e-graph mode
 //              and Z3 mode on the same queries (Z3 on the first --z3-queries of them);
@@ -15,7 +15,7 @@
 #include "driver/driver.h"
 #include "expr/abstract.h"
 #include "expr/oracle.h"
-#include "search/prefix_walk.h"
+#include "expr/prefix_walk.h"
 
 using namespace mugraph;
 
@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
     const auto outputs = expr::abstract_expressions(*g, pool).outputs;
     // Collect the queries with a throwaway oracle, so that every timed oracle starts cold.
     expr::Oracle walker(pool, outputs);
-    const search::WalkResult walk = search::walk_prefixes(*g, pool, walker);
+    const expr::WalkResult walk = expr::walk_prefixes(*g, pool, walker);
 
     const double t0 = now_s();
     expr::Oracle fast(pool, outputs);

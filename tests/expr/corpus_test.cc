@@ -1,14 +1,14 @@
-// The e-graph fast path against the Z3 reference (search/oracle_corpus.h) on the queries met
+// The e-graph fast path against the Z3 reference (expr/oracle_corpus.h) on the queries met
 // while walking the prefixes of the paper's programs. The full corpus (more than 10,000
 // distinct queries) is checked by bench/oracle_corpus, which takes tens of minutes of Z3 time
 // (bench/results/oracle.md); this test checks every 8th query, within CI time.
 #include <gtest/gtest.h>
 
 #include "driver/driver.h"
-#include "search/oracle_corpus.h"
+#include "expr/oracle_corpus.h"
 #include "test_util.h"
 
-namespace mugraph::search {
+namespace mugraph::expr {
 namespace {
 
 TEST(OracleCorpus, EGraphAgreesWithZ3) {
@@ -30,4 +30,4 @@ TEST(OracleCorpus, EGraphAgreesWithZ3) {
 }
 
 }  // namespace
-}  // namespace mugraph::search
+}  // namespace mugraph::expr

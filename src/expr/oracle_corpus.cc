@@ -1,4 +1,4 @@
-#include "search/oracle_corpus.h"
+#include "expr/oracle_corpus.h"
 
 #include <chrono>
 #include <memory>
@@ -7,7 +7,7 @@
 
 #include "expr/abstract.h"
 
-namespace mugraph::search {
+namespace mugraph::expr {
 namespace {
 
 struct Query {
@@ -109,4 +109,4 @@ CorpusReport check_oracle_corpus(std::vector<CorpusProgram> programs, const Corp
   return r;
 }
 
-}  // namespace mugraph::search
+}  // namespace mugraph::expr

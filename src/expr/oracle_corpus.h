@@ -12,9 +12,9 @@
 
 #include "expr/oracle.h"
 #include "ir/graph.h"
-#include "search/prefix_walk.h"
+#include "expr/prefix_walk.h"
 
-namespace mugraph::search {
+namespace mugraph::expr {
 
 struct CorpusProgram {
   std::string name;
@@ -49,4 +49,4 @@ WalkOptions corpus_walk_options(const std::string& program);
 
 CorpusReport check_oracle_corpus(std::vector<CorpusProgram> programs, const CorpusOptions& o);
 
-}  // namespace mugraph::search
+}  // namespace mugraph::expr

@@ -17,7 +17,7 @@
 #include "expr/oracle.h"
 #include "ir/graph.h"
 
-namespace mugraph::search {
+namespace mugraph::expr {
 
 struct WalkOptions {
   int depth = 3;                    // ops on a path from the inputs, per level
@@ -37,4 +37,4 @@ struct WalkResult {
 WalkResult walk_prefixes(const ir::KernelGraph& program, expr::ExprPool& pool,
                          expr::Oracle& oracle, const WalkOptions& options = {});
 
-}  // namespace mugraph::search
+}  // namespace mugraph::expr

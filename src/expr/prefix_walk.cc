@@ -1,10 +1,10 @@
-#include "search/prefix_walk.h"
+#include "expr/prefix_walk.h"
 
 #include <unordered_set>
 
 #include "expr/abstract.h"
 
-namespace mugraph::search {
+namespace mugraph::expr {
 namespace {
 
 struct Item {
@@ -135,4 +135,4 @@ WalkResult walk_prefixes(const ir::KernelGraph& program, expr::ExprPool& pool,
   return r;
 }
 
-}  // namespace mugraph::search
+}  // namespace mugraph::expr
