@@ -35,7 +35,7 @@ void Worker::start_block(const std::vector<int>& kin, int config, const Rank& ra
     for (const Tensor& t : d.outs)
       fresh &= !redundant(kt_, t.type, t.e, Phase::kInLoop);
     if (!fresh) {
-      ++st_.pruned_redundant;
+      ++st_.pruned[PruneRule::kRedundant];
       continue;
     }
     KernelOpRec rec;
@@ -64,15 +64,15 @@ void Worker::search_blocks(const std::vector<int>& kin, const BlockConfig& bc, b
     std::vector<IterChoice> cs;
     for (IterChoice& ch : iterator_choices(kt_[k].type, bc.grid, bc.forloop)) {
       if (ch.tile.bytes() > c_.opt.target.shared_memory_per_block) {
-        ++st_.pruned_memory;
+        ++st_.pruned[PruneRule::kMemory];
         continue;
       }
       if (last && splits_an_index_every_output_sums(kt_[k].lab, ch)) {
-        ++st_.pruned_shape;
+        ++st_.pruned[PruneRule::kShape];
         continue;
       }
       if (kt_[k].partial() && !reads_one_part_per_iteration(kt_[k], ch, bc.forloop)) {
-        ++st_.pruned_shape;
+        ++st_.pruned[PruneRule::kShape];
         continue;
       }
       cs.push_back(std::move(ch));
@@ -96,7 +96,7 @@ void Worker::search_blocks(const std::vector<int>& kin, const BlockConfig& bc, b
       for (const IterChoice& ch : cs)
         any |= ch.imap[g] != ir::kReplica;
     if (!any) {
-      ++st_.pruned_shape;
+      ++st_.pruned[PruneRule::kShape];
       return;
     }
   }
@@ -193,7 +193,7 @@ template <class Fn> void Worker::with_iterators(const std::vector<int>& in, size
       const IterChoice& ch = f.choices[i][c];
       const int64_t bytes = ch.tile.bytes();
       if (f.smem + bytes > c_.opt.target.shared_memory_per_block) {
-        ++st_.pruned_memory;
+        ++st_.pruned[PruneRule::kMemory];
         continue;
       }
       // One index per grid dim and one for the loop, whichever input they split.
@@ -217,7 +217,7 @@ template <class Fn> void Worker::with_iterators(const std::vector<int>& in, size
       if (!fits) {
         f.grid_label = saved_grid;
         f.loop_label = saved_loop;
-        ++st_.pruned_shape;
+        ++st_.pruned[PruneRule::kShape];
         continue;
       }
       f.chosen[i] = static_cast<int>(c);
@@ -355,21 +355,21 @@ void Worker::add_block_tensor(const Tensor& t, bool check_redundant, ExprEntry* 
   BlockFrame& f = *frame_;
   const int64_t bytes = t.type.bytes();
   if (f.smem + bytes > c_.opt.target.shared_memory_per_block) {
-    ++st_.pruned_memory;
+    ++st_.pruned[PruneRule::kMemory];
     return;
   }
   if (check_redundant && redundant(f.t, t.type, t.e, t.phase)) {
-    ++st_.pruned_redundant;
+    ++st_.pruned[PruneRule::kRedundant];
     return;
   }
   const OracleAnswer& answer = entry ? ask_oracle(*entry) : ask_oracle(t.e);
   if (!answer.keep) {
-    ++st_.pruned_oracle;
+    ++st_.pruned[PruneRule::kOracle];
     return;
   }
   // The last block graph must carry every tensor to a program output within the ops left.
   if (f.last && answer.steps > c_.opt.max_block_ops - block_compute_ops() - 1) {
-    ++st_.pruned_steps;
+    ++st_.pruned[PruneRule::kSteps];
     return;
   }
   f.ops.push_back(make_rec());

@@ -38,23 +38,18 @@ std::string fingerprint(const ir::KernelGraph& program, const SearchOptions& o) 
 namespace {
 
 json stats_json(const SearchStats& s) {
-  return {{"kernel_states", s.kernel_states}, {"block_states", s.block_states},
-          {"pruned_oracle", s.pruned_oracle}, {"pruned_shape", s.pruned_shape},
-          {"pruned_memory", s.pruned_memory}, {"pruned_redundant", s.pruned_redundant},
-          {"pruned_steps", s.pruned_steps},
-          {"completed", s.completed},         {"verified", s.verified},
-          {"rejected", s.rejected}};
+  json j = {{"kernel_states", s.kernel_states}, {"block_states", s.block_states},
+            {"completed", s.completed},         {"verified", s.verified},
+            {"rejected", s.rejected}};
+  for (const PruneRuleInfo& r : kPruneRules) j[std::string("pruned_") + r.name] = s.pruned[r.rule];
+  return j;
 }
 
 SearchStats stats_from_json(const json& j) {
   SearchStats s;
   s.kernel_states = j.at("kernel_states");
   s.block_states = j.at("block_states");
-  s.pruned_oracle = j.at("pruned_oracle");
-  s.pruned_shape = j.at("pruned_shape");
-  s.pruned_memory = j.at("pruned_memory");
-  s.pruned_redundant = j.at("pruned_redundant");
-  s.pruned_steps = j.at("pruned_steps");
+  for (const PruneRuleInfo& r : kPruneRules) s.pruned[r.rule] = j.at(std::string("pruned_") + r.name);
   s.completed = j.at("completed");
   s.verified = j.at("verified");
   s.rejected = j.at("rejected");

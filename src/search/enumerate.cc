@@ -71,7 +71,7 @@ const Worker::OracleAnswer& Worker::ask_oracle(expr::Expr e) {
 bool Worker::oracle_keeps(expr::Expr e) {
   if (ask_oracle(e).keep)
     return true;
-  ++st_.pruned_oracle;
+  ++st_.pruned[PruneRule::kOracle];
   return false;
 }
 
@@ -126,12 +126,12 @@ std::optional<std::pair<TensorType, Labels>> Worker::output_of(OpKind op, const 
                                                                const std::vector<TensorType>& types,
                                                                const std::vector<Labels>& labs) {
   if (!shapes_may_fit(op, types)) {
-    ++st_.pruned_shape;
+    ++st_.pruned[PruneRule::kShape];
     return std::nullopt;
   }
   auto type = ir::infer_type(op, attrs, types);
   if (!type.ok()) {
-    ++st_.pruned_shape;
+    ++st_.pruned[PruneRule::kShape];
     return std::nullopt;
   }
   auto lab = labels_for(op, attrs, types, labs, *type);
@@ -159,7 +159,7 @@ std::optional<Labels> Worker::labels_for(OpKind op, const ir::OpAttrs& attrs,
         ok &= g != red;
   }
   if (!ok) {
-    ++st_.pruned_shape;
+    ++st_.pruned[PruneRule::kShape];
     return std::nullopt;
   }
   return r->out;
@@ -317,7 +317,7 @@ void Worker::try_kernel_op(OpKind op, const std::vector<int>& in) {
     const auto& [type, lab] = *out;
     expr::Expr e = expression(op, attrs, es, types);
     if (redundant(kt_, type, e, Phase::kInLoop)) {
-      ++st_.pruned_redundant;
+      ++st_.pruned[PruneRule::kRedundant];
       continue;
     }
     if (!oracle_keeps(e))

@@ -90,18 +90,44 @@ struct SearchOptions {
   std::function<void(const std::string&)> progress;
 };
 
+// The pruning rules, declared once: the enumerator counts every op it cuts under its rule
+// (SearchStats::pruned), the stats text and the checkpoint read the names from here, and a CLI
+// flag that turns a rule off is named with it.
+enum class PruneRule { kOracle, kShape, kMemory, kRedundant, kSteps };
+struct PruneRuleInfo {
+  PruneRule rule;
+  const char* name;   // the checkpoint key is "pruned_" + name
+  const char* label;  // in the stats text: "pruned <label> N"
+  const char* flag;   // the CLI flag that turns it off ("" if none)
+  const char* reason;
+};
+inline constexpr PruneRuleInfo kPruneRules[] = {
+    {PruneRule::kOracle, "oracle", "by oracle", "--no-prune",
+     "the prefix's abstract expression is not a subexpression of the program's (Mirage 4.3)"},
+    {PruneRule::kShape, "shape", "by shape", "",
+     "the op's inputs do not fit it (shapes, grid and loop divisibility, maps)"},
+    {PruneRule::kMemory, "memory", "by memory", "",
+     "the block graph would overflow the target's shared memory"},
+    {PruneRule::kRedundant, "redundant", "as redundant", "",
+     "the op recomputes an expression the graph already holds"},
+    {PruneRule::kSteps, "steps", "by steps to the output", "--no-steps-bound",
+     "a tensor is farther from the program's outputs than the block ops left can carry it"},
+};
+inline constexpr size_t kPruneRuleCount = sizeof(kPruneRules) / sizeof(kPruneRules[0]);
+
+struct PruneCounts {
+  uint64_t n[kPruneRuleCount] = {};
+  uint64_t& operator[](PruneRule r) { return n[static_cast<size_t>(r)]; }
+  uint64_t operator[](PruneRule r) const { return n[static_cast<size_t>(r)]; }
+};
+
 enum class StopReason { kExhausted, kTimeLimit, kStateLimit, kCancelled, kMemoryLimit };
 std::string_view stop_reason_name(StopReason r);
 
 struct SearchStats {
   uint64_t kernel_states = 0;   // kernel-graph prefixes generated
   uint64_t block_states = 0;    // block-graph prefixes generated
-  uint64_t pruned_oracle = 0;   // ops discarded by the abstract-expression oracle
-  uint64_t pruned_shape = 0;    // ops whose inputs do not fit the operator
-  uint64_t pruned_memory = 0;   // ops that overflow shared memory
-  uint64_t pruned_redundant = 0;  // ops recomputing an expression already there
-  uint64_t pruned_steps = 0;    // ops leaving a tensor farther from the program's outputs than
-                                // the block ops left can reach (expr::Oracle::steps_to_output)
+  PruneCounts pruned;           // ops cut, per pruning rule (kPruneRules)
   uint64_t completed = 0;       // uGraphs whose outputs match the program's expressions
   uint64_t verified = 0;        // ... and passed the screen test
   uint64_t rejected = 0;        // ... and failed it

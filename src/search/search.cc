@@ -41,11 +41,7 @@ std::string_view stop_reason_name(StopReason r) {
 void SearchStats::add(const SearchStats& o) {
   kernel_states += o.kernel_states;
   block_states += o.block_states;
-  pruned_oracle += o.pruned_oracle;
-  pruned_shape += o.pruned_shape;
-  pruned_memory += o.pruned_memory;
-  pruned_redundant += o.pruned_redundant;
-  pruned_steps += o.pruned_steps;
+  for (size_t r = 0; r < kPruneRuleCount; ++r) pruned.n[r] += o.pruned.n[r];
   completed += o.completed;
   verified += o.verified;
   rejected += o.rejected;
@@ -59,10 +55,10 @@ std::string SearchStats::to_string() const {
   std::ostringstream os;
   os << std::fixed << std::setprecision(2);
   os << "prefixes: " << states() << " in finished tasks (" << kernel_states << " kernel, "
-     << block_states << " block), ~" << states_all << " in all; pruned by oracle "
-     << pruned_oracle << ", by shape " << pruned_shape << ", by memory " << pruned_memory
-     << ", as redundant " << pruned_redundant << ", by steps to the output " << pruned_steps
-     << "\n";
+     << block_states << " block), ~" << states_all << " in all; pruned";
+  for (const PruneRuleInfo& r : kPruneRules)
+    os << (r.rule == PruneRule::kOracle ? " " : ", ") << r.label << " " << pruned[r.rule];
+  os << "\n";
   os << "complete: " << completed << "; screen passed " << verified << ", rejected " << rejected
      << "; duplicates " << duplicates << "; tasks " << tasks_done << "/" << tasks_total << "\n";
   if (over_memory > 0)
@@ -333,8 +329,8 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
       os << "no prefix " << (stopped ? "of the finished tasks " : "")
          << "reached the program's output expressions within " << o.max_kernel_ops
          << " kernel ops and " << o.max_block_ops << " block ops (" << s.states()
-         << " prefixes, " << s.pruned_oracle << " ops pruned by the oracle, "
-         << s.pruned_shape << " by shape, " << s.pruned_memory << " by memory): "
+         << " prefixes, " << s.pruned[PruneRule::kOracle] << " ops pruned by the oracle, "
+         << s.pruned[PruneRule::kShape] << " by shape, " << s.pruned[PruneRule::kMemory] << " by memory): "
          << (stopped ? "give the search more time (--time-budget) or continue it (--resume "
                        "--checkpoint), or narrow it (--max-block-ops, --min-blocks, "
                        "--grid-sizes, --forloop)"

@@ -203,7 +203,7 @@ TEST(Search, PruningKeepsTheAnswersAndCutsTheWork) {
   ASSERT_TRUE(pruned.ok() && full.ok());
   EXPECT_EQ(hashes(*pruned), hashes(*full));
   EXPECT_LT(pruned->stats.states(), full->stats.states());
-  EXPECT_GT(pruned->stats.pruned_oracle, 0u);
+  EXPECT_GT(pruned->stats.pruned[PruneRule::kOracle], 0u);
 }
 
 TEST(Search, SameCandidatesWhateverTheThreadCount) {
@@ -236,8 +236,8 @@ TEST(Search, StepsBoundAndSplitTasksKeepTheAnswers) {
   EXPECT_FALSE(both->candidates.empty());
   EXPECT_EQ(hashes(*both), hashes(*unbounded));
   EXPECT_EQ(both->stats.completed, unbounded->stats.completed);
-  EXPECT_GT(both->stats.pruned_steps, 0u);
-  EXPECT_EQ(unbounded->stats.pruned_steps, 0u);
+  EXPECT_GT(both->stats.pruned[PruneRule::kSteps], 0u);
+  EXPECT_EQ(unbounded->stats.pruned[PruneRule::kSteps], 0u);
   EXPECT_LT(both->stats.block_states, unbounded->stats.block_states);
   EXPECT_EQ(hashes(*both), hashes(*unsplit));
   EXPECT_EQ(both->stats.completed, unsplit->stats.completed);
