@@ -54,6 +54,7 @@ struct Options {
   int top_n = 8, runs = 10;
   std::vector<std::string> input_scales;  // --input-scale NAME=S, applied to the program / A / REF
   std::string memory_budget;              // --memory-budget SIZE (search, optimize, verify)
+  bool memory_budget_given = false;
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -242,7 +243,17 @@ int cmd_search(Options& o) {
     std::cerr << "\n";
     if (!r->best) return 5;
   }
-  if (!r->best) return kMismatch;
+  if (!r->best) {
+    uint64_t over_memory = 0;
+    for (const search::SearchResult& p : r->parts) over_memory += p.stats.over_memory;
+    if (over_memory > 0) {  // not "nothing there": some were never screened
+      std::cerr << "search: " << over_memory
+                << " complete uGraphs could not be screened within the memory budget; rerun "
+                   "with a larger --memory-budget\n";
+      return 5;
+    }
+    return kMismatch;
+  }
   if (hand_out) return 0;
   if (!r->certified.cut.empty()) {  // certify was stopped: nothing refuted, nothing proven
     std::cerr << "certify of the best uGraph was "
@@ -324,7 +335,8 @@ void add_memory_budget_flag(CLI::App* c, Options& o) {
   c->add_option("--memory-budget", o.memory_budget,
                 "memory the search and the verifier may hold at once, e.g. 8G or 512M (default: "
                 "half of the machine's memory); checks then wait for each other, caches are "
-                "dropped, a check larger than the budget is refused and said");
+                "dropped, a check larger than the budget is refused and said")
+      ->each([&o](const std::string&) { o.memory_budget_given = true; });
 }
 
 // --input-scale NAME=S (run, compare, verify, search, optimize).
@@ -355,9 +367,17 @@ void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
   c->add_option("--checkpoint", o.search.checkpoint, "checkpoint file (default: OUT/checkpoint.json)");
   c->add_flag("--resume", o.search.resume, "continue a stopped search from its checkpoint");
   c->add_option("--screen-samples", o.search.screen_samples, "output entries sampled by each screen test (default 2)");
-  c->add_flag("--no-prune", o.no_prune, "do not prune with abstract expressions (Table 5 baseline)");
+  // The pruning rules' switches, described by the rule table (search/options.h).
+  auto rule_reason = [](const char* flag) {
+    for (const search::PruneRuleInfo& r : search::kPruneRules)
+      if (std::string(r.flag) == flag) return std::string(r.reason);
+    return std::string();
+  };
+  c->add_flag("--no-prune", o.no_prune,
+              "do not prune where " + rule_reason("--no-prune") + " (Table 5 baseline)");
   c->add_flag("!--no-steps-bound", o.search.prune_by_steps,
-              "do not prune by the ops a prefix still needs (same candidates, more prefixes)");
+              "do not prune where " + rule_reason("--no-steps-bound") +
+                  " (same candidates, more prefixes)");
   c->add_flag("!--no-split-tasks", o.search.split_block_tasks,
               "one task per graph-defined first op, not per first block op (same candidates)");
   c->add_option("--z3-fallback", o.search.oracle.z3_fallback_budget_s,
@@ -439,7 +459,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e) == 0 ? 0 : kUserError;
   }
-  if (!o.memory_budget.empty()) {
+  if (o.memory_budget_given) {
     const int64_t b = parse_bytes(o.memory_budget);
     if (b <= 0) {
       std::cerr << "error: --memory-budget '" << o.memory_budget

@@ -16,6 +16,7 @@
 
 #include "ir/json.h"
 #include "ir/text.h"
+#include "support/memory.h"
 #include "ir/lax_partition.h"
 
 namespace mugraph::driver {
@@ -77,6 +78,9 @@ std::vector<Variant> make_variants(const ir::KernelGraph& program,
 using Outputs = std::vector<std::vector<float>>;
 struct Backend {
   std::function<Result<double>()> program_error;
+  // Reserves entry i's buffers in the memory budget (held until measuring ends); false with
+  // `why` when they do not fit beside what is held.
+  std::function<bool(const ir::KernelGraph&, std::string&)> reserve;
   std::function<Result<Outputs>(size_t, const ir::KernelGraph&)> run;
   Sampler sample;
   double tolerance = 0;
@@ -92,6 +96,11 @@ std::string percent(double x) {
 // Step 3: the program and the variants are entries 0..n of one module: check each, then time
 // the program and the variants that match it in interleaved rounds.
 Status measure(OptimizeReport& r, const Backend& be, const OptimizeOptions& o, const Deadline& dl) {
+  if (std::string why; be.reserve && !be.reserve(r.program.graph, why)) {
+    r.notes.push_back("nothing was measured: the program's buffers " + why +
+                      "; variants are ranked by the cost model only");
+    return {};
+  }
   MG_ASSIGN_OR_RETURN(r.program_max_rel, be.program_error());
   MG_ASSIGN_OR_RETURN(const Outputs ref, be.run(0, r.program.graph));
   // Where the program itself overflows, its run checks nothing: say so (run_reference).
@@ -104,6 +113,11 @@ Status measure(OptimizeReport& r, const Backend& be, const OptimizeOptions& o, c
       r.notes.push_back("the time budget cut measuring before " + v.label +
                         (i + 1 < r.ranked.size() ? " and the variants after it" : std::string()) +
                         " ran: not timed, not chosen");
+      break;
+    }
+    if (std::string why; be.reserve && !be.reserve(v.graph, why)) {
+      r.notes.push_back(v.label + (i + 1 < r.ranked.size() ? " and the variants after it" : "") +
+                        ": not timed, not chosen: its buffers " + why);
       break;
     }
     MG_ASSIGN_OR_RETURN(const Outputs out, be.run(i + 1, v.graph));
@@ -209,7 +223,27 @@ Status measure_cpu(OptimizeReport& r, const OptimizeOptions& o, const Deadline& 
   Backend be;
   be.tolerance = cpu_tolerance(r.program.graph);
   be.device = "cpu";
+  std::vector<MemoryReservation> held;  // the entries' buffers, while measuring
+  be.reserve = [&](const ir::KernelGraph& g, std::string& why) {
+    int64_t bytes = 0, widest = 0;  // the buffers, and one input drawn in doubles and floats
+    for (ir::TensorId id : g.inputs) {
+      bytes += g.tensor(id).type.bytes();
+      widest = std::max(widest, g.tensor(id).type.shape.numel() * 12);
+    }
+    for (ir::TensorId id : g.outputs) bytes += g.tensor(id).type.bytes();
+    bytes += widest;
+    held.emplace_back();
+    return reserve_memory(bytes, held.back(), &why, /*wait=*/false);
+  };
   be.program_error = [&]() -> Result<double> {
+    // The float64 interpretation of the program holds its tensors as doubles.
+    MemoryReservation run;
+    std::string why;
+    if (!reserve_memory(verify::interpret_memory_bytes(r.program.graph), run, &why, false)) {
+      r.notes.push_back("the program's CPU run was not compared with its float64 "
+                        "interpretation: that " + why);
+      return std::nan("");
+    }
     MG_ASSIGN_OR_RETURN(auto diffs, check_cpu(*mod, 0, r.program.graph, o.seed));
     double m = 0;
     for (const OutputDiff& d : diffs)  // NaN (the program overflows) shows, not dropped by max
@@ -474,6 +508,13 @@ std::string format_report(const OptimizeReport& r, const ir::KernelGraph& progra
      << "search: " << search::stop_reason_name(r.search.stop_reason) << ", " << cands
      << " candidates passed the screen in " << r.search.parts.size() << " Lax part(s), " << std::fixed
      << std::setprecision(1) << r.search.seconds << " s\n";
+  uint64_t over_memory = 0;
+  for (const search::SearchResult& p : r.search.parts) over_memory += p.stats.over_memory;
+  if (over_memory > 0)
+    os << "search: " << over_memory
+       << " complete uGraphs were not screened: their screen needs more than the memory budget "
+          "(raise --memory-budget)\n";
+  if (!r.search.memory_note.empty()) os << r.search.memory_note << "\n";
   os << "\n variant        kernels  model-us  measured-us   spread  vs-program  max-rel-err\n";
   auto row = [&](const Variant& v, bool chosen) {
     os << (chosen ? "*" : " ") << std::left << std::setw(14) << v.label << std::right

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "support/deadline.h"
 #include "verify/arith.h"
 
 namespace mugraph::verify {
@@ -97,12 +98,18 @@ std::vector<HostTensor<double>> random_inputs(const ir::KernelGraph& g, Rng& rng
   MG_CHECK(scales.size() == g.inputs.size(), "random_inputs: " << scales.size() << " scales for "
                                                                << g.inputs.size() << " inputs");
   std::vector<HostTensor<double>> out;
-  for (size_t i = 0; i < g.inputs.size(); ++i) {
-    HostTensor<double> t(g.tensor(g.inputs[i]).type.shape, 0.0);
-    for (double& x : t.data) x = scales[i] * rng.uniform(-1.0, 1.0);
-    out.push_back(std::move(t));
-  }
+  for (size_t i = 0; i < g.inputs.size(); ++i)
+    out.push_back(random_input(g.tensor(g.inputs[i]).type.shape, scales[i], rng));
   return out;
+}
+
+HostTensor<double> random_input(const ir::Shape& shape, double scale, Rng& rng) {
+  HostTensor<double> t(shape, 0.0);
+  for (size_t k = 0; k < t.data.size(); ++k) {
+    if ((k & 0xfffff) == 0) check_deadline();  // a weight matrix has 10^8 entries
+    t.data[k] = scale * rng.uniform(-1.0, 1.0);
+  }
+  return t;
 }
 
 std::vector<HostTensor<double>> normal_inputs(const ir::KernelGraph& g, Rng& rng) {
@@ -111,8 +118,10 @@ std::vector<HostTensor<double>> normal_inputs(const ir::KernelGraph& g, Rng& rng
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     const ir::TensorType& type = g.tensor(g.inputs[i]).type;
     HostTensor<double> t(type.shape, 0.0);
-    for (double& x : t.data)
-      x = round_to_storage(static_cast<float>(scales[i] * rng.normal()), type.dtype);
+    for (size_t k = 0; k < t.data.size(); ++k) {
+      if ((k & 0xfffff) == 0) check_deadline();
+      t.data[k] = round_to_storage(static_cast<float>(scales[i] * rng.normal()), type.dtype);
+    }
     out.push_back(std::move(t));
   }
   return out;

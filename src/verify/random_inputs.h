@@ -40,6 +40,9 @@ std::vector<double> input_scales(const ir::KernelGraph& g);
 std::vector<HostTensor<double>> random_inputs(const ir::KernelGraph& g, Rng& rng);
 std::vector<HostTensor<double>> random_inputs(const ir::KernelGraph& g, Rng& rng,
                                               const std::vector<double>& scales);
+// One of them: U[-scale, scale) of `shape`, the next draws of `rng` (random_inputs draws its
+// inputs this way, in order, so drawing them one by one gives the same values).
+HostTensor<double> random_input(const ir::Shape& shape, double scale, Rng& rng);
 
 // One tensor per graph input, entries normal with mean 0 and standard deviation
 // input_scales(g)[i], rounded to the input's declared type (so a float64 and a float32 run of a

@@ -667,6 +667,10 @@ int64_t check_memory_bytes(const ir::KernelGraph& ref, const ir::KernelGraph& ca
   return std::max(field, floats);
 }
 
+int64_t interpret_memory_bytes(const ir::KernelGraph& g) {
+  return (input_entries(g) + full_peak_entries(g)) * static_cast<int64_t>(sizeof(double));
+}
+
 Verdict check(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const VerifyOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   Verdict v;
@@ -683,6 +687,9 @@ Verdict check(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const Ver
     MemoryReservation hold;
     std::string why;
     if (!reserve_memory(check_memory_bytes(ref, cand, o), hold, &why)) {
+      const LaxInfo lr = classify_lax(ref), lc = classify_lax(cand);
+      v.lax = lr.lax && lc.lax;
+      if (!v.lax) v.lax_note = !lr.lax ? "reference: " + lr.reason : "candidate: " + lc.reason;
       v.kind = VerdictKind::kInconclusive;
       v.cut = "memory budget";
       v.summary = "inconclusive: not checked: it " + why;

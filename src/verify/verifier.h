@@ -198,6 +198,10 @@ Verdict check(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const Ver
 int64_t check_memory_bytes(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
                            const VerifyOptions& opt);
 
+// An estimate of the memory of interpret<double>(g) on a copy of its inputs (each tensor
+// dropped after its last reader).
+int64_t interpret_memory_bytes(const ir::KernelGraph& g);
+
 // A multi-line human-readable report (what `mugraph verify` prints).
 std::string format_verdict(const Verdict& v, const ir::KernelGraph& ref, const ir::KernelGraph& cand);
 
