@@ -61,6 +61,12 @@ echo "search --time-budget 3: $s s"
 # 3. search under a memory budget smaller than one screen of a model-size matmul: the screens
 #    are refused (counted, said), the search stays near the budget (its own memory stops it at
 #    half the budget, sampled every 0.2 s: 30% of slack).
+if [ -n "${ASAN_OPTIONS:-}" ]; then
+  # AddressSanitizer's shadow memory and quarantine count in the resident set: no bound to test.
+  echo "search --memory-budget: skipped under AddressSanitizer (its own memory is in the RSS)"
+  echo "PASS"
+  exit 0
+fi
 cat > "$tmp/mm.mu" <<'MU'
 input X : f32[64, 4096]
 input W : f32[4096, 4096]
