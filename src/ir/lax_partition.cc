@@ -38,6 +38,14 @@ void copy_op(KernelBuilder& kb, const KernelOp& op, In in, Name name, Out& out) 
 
 }  // namespace
 
+namespace {
+// The scale of program input t (0: unset, or t is not an input).
+double input_scale_of(const KernelGraph& g, TensorId t) {
+  const auto it = std::find(g.inputs.begin(), g.inputs.end(), t);
+  return it == g.inputs.end() ? 0 : g.input_scale(static_cast<size_t>(it - g.inputs.begin()));
+}
+}  // namespace
+
 Partition partition_lax(const KernelGraph& g) {
   const size_t nt = g.tensors.size(), nops = g.ops.size();
   std::vector<int> level(nt, 0), exps(nt, 0), producer(nt, -1), op_level(nops, 0);
@@ -114,7 +122,8 @@ Partition partition_lax(const KernelGraph& g) {
       }
     KernelBuilder kb;
     std::map<TensorId, TensorId> id;
-    for (TensorId t : part.inputs) id[t] = kb.input(g.tensor(t).name, g.tensor(t).type).value();
+    for (TensorId t : part.inputs)  // a program input keeps its scale (scale=, --input-scale)
+      id[t] = kb.input(g.tensor(t).name, g.tensor(t).type, input_scale_of(g, t)).value();
     for (int i : part.ops)
       copy_op(kb, g.ops[i], [&](TensorId t) { return id.at(t); },
               [&](TensorId t) { return g.tensor(t).name; }, id);
@@ -129,7 +138,8 @@ KernelGraph stitch(const KernelGraph& g, const Partition& p,
   MG_CHECK(chosen.size() == p.parts.size(), "stitch: one graph per part");
   KernelBuilder kb;
   std::map<TensorId, TensorId> id;  // whole-program tensor -> new id
-  for (TensorId t : g.inputs) id[t] = kb.input(g.tensor(t).name, g.tensor(t).type).value();
+  for (TensorId t : g.inputs)
+    id[t] = kb.input(g.tensor(t).name, g.tensor(t).type, input_scale_of(g, t)).value();
   int max_level = 0;
   for (const LaxPart& part : p.parts) max_level = std::max(max_level, part.level);
   for (int lv : p.kept_level) max_level = std::max(max_level, lv);

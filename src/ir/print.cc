@@ -89,8 +89,15 @@ void print_block(std::ostream& os, const KernelGraph& kg, const KernelOp& op) {
 // The shortest decimal that reads back as exactly `x` (0.02, not 0.0200000000000000004).
 std::string shortest(double x) {
   char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, x);
-  return std::string(buf, r.ptr);
+  auto r = std::to_chars(buf, buf + sizeof buf, x);
+  std::string s(buf, r.ptr);
+  // A large whole number comes out as digits only ("9223372036854775808"), which the lexer
+  // reads as an integer (out of range beyond int64): print it in scientific form instead.
+  if (s.find_first_of(".eEn") == std::string::npos && s.size() > 15) {
+    r = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::scientific);
+    s.assign(buf, r.ptr);
+  }
+  return s;
 }
 
 }  // namespace

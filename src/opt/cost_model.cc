@@ -74,8 +74,21 @@ void block_cost(const ir::KernelGraph& g, const ir::KernelOp& op, const target::
         for (ir::TensorId id : n.inputs) in.push_back(bg.tensors[static_cast<size_t>(id)].type.shape);
         const auto [mm, other] =
             op_flops(n.op, in, bg.tensors[static_cast<size_t>(out0)].type.shape);
-        const ir::DType dt = bg.tensors[static_cast<size_t>(n.inputs[0])].type.dtype;
-        c.compute_s += mm * times / peak_for(dt, t);
+        const ir::TensorType& ta = bg.tensors[static_cast<size_t>(n.inputs[0])].type;
+        double peak = peak_for(ta.dtype, t);
+        if (mm > 0) {  // what the generator's tile matmul runs on (both terms of concat_matmul)
+          const bool concat = n.inputs.size() == 4;
+          for (int term = 0; term < (concat ? 2 : 1); ++term) {
+            const ir::TensorType& a = bg.tensors[static_cast<size_t>(n.inputs[static_cast<size_t>(term)])].type;
+            const ir::TensorType& b =
+                bg.tensors[static_cast<size_t>(n.inputs[static_cast<size_t>(concat ? term + 2 : 1)])].type;
+            const int ra = a.shape.rank, rb = b.shape.rank;
+            if (!tile_matmul_uses_tensor_cores(a.shape[ra - 2], b.shape[rb - 1], a.shape[ra - 1],
+                                               a.dtype, b.dtype))
+              peak = t.peak_flops_f32;
+          }
+        }
+        c.compute_s += mm * times / peak;
         c.matmul_flops += mm * times;
         c.other_flops += other * times;
         break;
@@ -88,6 +101,12 @@ void block_cost(const ir::KernelGraph& g, const ir::KernelOp& op, const target::
 }
 
 }  // namespace
+
+bool tile_matmul_uses_tensor_cores(int64_t m, int64_t n, int64_t k, ir::DType a, ir::DType b) {
+  const bool types = a == b && (a == ir::DType::kF16 || a == ir::DType::kBF16);
+  if (!types || k % 16 != 0) return false;
+  return (m % 16 == 0 && n % 16 == 0) || (m % 8 == 0 && n % 32 == 0) || (m % 32 == 0 && n == 8);
+}
 
 std::pair<double, double> op_flops(ir::OpKind k, const std::vector<ir::Shape>& in,
                                    const ir::Shape& out) {
@@ -133,7 +152,11 @@ Cost estimate(const ir::KernelGraph& g, const target::Target& t) {
       const auto [mm, other] = op_flops(op.op, in, g.tensor(op.outputs[0]).type.shape);
       c.matmul_flops = mm;
       c.other_flops = other;
-      c.compute_s = mm / peak_for(g.tensor(op.inputs[0]).type.dtype, t) + other / t.peak_flops_f32;
+      // cuBLAS takes operands of one type; mixed ones run the generator's f32 loop.
+      bool same = true;
+      for (ir::TensorId id : op.inputs) same = same && g.tensor(id).type.dtype == g.tensor(op.inputs[0]).type.dtype;
+      c.compute_s = mm / (same ? peak_for(g.tensor(op.inputs[0]).type.dtype, t) : t.peak_flops_f32) +
+                    other / t.peak_flops_f32;
     }
     c.memory_s = static_cast<double>(c.bytes) / t.memory_bandwidth;
     c.total_s = (c.memory_s + c.compute_s) * c.occupancy;

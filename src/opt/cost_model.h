@@ -54,6 +54,15 @@ struct Cost {
 // Precondition: `g` is a valid uGraph; `t` has positive bandwidth, peaks and SM count.
 Cost estimate(const ir::KernelGraph& g, const target::Target& t);
 
+// Whether the CUDA generator's block matmul C[m, n] (+)= A[m, k] B[k, n] of a tile runs on
+// tensor cores (WMMA), as mg::matmul_tile decides (runtime/device/mg_fragment.cuh plan_wmma) for
+// row-major tiles at 32-byte aligned offsets: A and B of one 16-bit type (f16, bf16), k a
+// multiple of 16, and a fragment shape that tiles m x n with every fragment 32-byte aligned
+// (16x16; 8x32; 32x8 only when n is 8). Anything else runs on the CUDA cores in f32 (SIMT) and
+// is priced at the f32 peak; so is a kernel-level matmul of mixed operand types (not cuBLAS: the
+// generator's one-thread-per-output loop).
+bool tile_matmul_uses_tensor_cores(int64_t m, int64_t n, int64_t k, ir::DType a, ir::DType b);
+
 // FLOPs of one application of `k` with the given input shapes and output shape (the counting
 // rules above). Returns {matmul FLOPs, other FLOPs}.
 std::pair<double, double> op_flops(ir::OpKind k, const std::vector<ir::Shape>& in,

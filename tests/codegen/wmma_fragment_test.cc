@@ -83,3 +83,32 @@ TEST(WmmaFragments, EveryPlannedFragmentPointerIs32ByteAligned) {
 
 }  // namespace
 }  // namespace mugraph
+
+#include "opt/cost_model.h"
+
+namespace mugraph {
+namespace {
+
+// The cost model prices a block matmul at the tensor-core peak exactly when the device
+// library's plan (row-major tiles, 32-byte aligned, as the memory plan places them) takes WMMA:
+// the model ranks what the generator emits (issue 20: some tiles fell back to SIMT while the
+// model still priced tensor cores).
+TEST(WmmaPlan, CostModelAgreesWithTheDevicePlan) {
+  int tc = 0, simt = 0;
+  for (ir::DType a : {ir::DType::kF16, ir::DType::kBF16, ir::DType::kF32})
+    for (ir::DType b : {ir::DType::kF16, ir::DType::kBF16, ir::DType::kF32})
+      for (int m = 8; m <= 128; m += 8)
+        for (int n = 8; n <= 128; n += 8)
+          for (int k : {8, 16, 24, 32, 48, 64}) {
+            const bool types = a == b && a != ir::DType::kF32;
+            const mg::WmmaPlan p = mg::plan_wmma(types, m, n, k, k, 1, n, 1, n, 1, 0, 0, 0);
+            const bool model = opt::tile_matmul_uses_tensor_cores(m, n, k, a, b);
+            ASSERT_EQ(model, p.fm != 0) << m << "x" << n << "x" << k << " types " << types;
+            (model ? tc : simt) += 1;
+          }
+  EXPECT_GT(tc, 500);
+  EXPECT_GT(simt, 1000);
+}
+
+}  // namespace
+}  // namespace mugraph

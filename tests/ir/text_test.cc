@@ -159,6 +159,23 @@ TEST(InputScale, RoundTripsInTextAndJson) {
                         text.substr(text.find(" scale=0.02") + 11)));
 }
 
+// A huge whole-number scale (from JSON: 9223372036854775807.0) is printed so that the text
+// parser reads it back (digits alone would be an out-of-range integer; parse_fuzz found it).
+TEST(InputScale, HugeWholeNumbersRoundTrip) {
+  auto j = from_json(R"({"format":"mugraph.ugraph","version":1,"inputs":[{"dtype":"f16","name":"W",)"
+                     R"("scale":9223372036854775807.0,"shape":[4,4]}],"ops":[{"attrs":{},"inputs":["W"],)"
+                     R"("op":"exp","output":"O"}],"outputs":["O"]})");
+  ASSERT_TRUE(j.ok()) << j.status().message();
+  const std::string text = print_graph(*j);
+  EXPECT_NE(text.find("scale=9.223372036854776e+18"), std::string::npos) << text;
+  EXPECT_EQ(parse_ok(text), *j);
+  for (double scale : {1e15, 1e16, 123456789012345678.0, 1e300, 4096.0, 0.5}) {
+    KernelGraph g = parse_ok("input W : f32[2]\nO = exp(W)\noutput O\n");
+    ASSERT_TRUE(set_input_scale(g, "W", scale).ok());
+    EXPECT_EQ(parse_ok(print_graph(g)), g) << print_graph(g);
+  }
+}
+
 TEST(InputScale, MustFail) {
   const std::pair<const char*, const char*> cases[] = {
       {"input X : f32[2] scale=0\n", "1:24: scale must be a finite number > 0"},

@@ -56,6 +56,31 @@ std::vector<uint64_t> hashes(const SearchResult& r) {
   return h;
 }
 
+// A program input's scale (scale=, --input-scale) reaches the parts and the stitched whole, so
+// the search's checks draw it as the program says.
+TEST(LaxPartition, PartsKeepTheProgramsInputScales) {
+  const ir::KernelGraph g = parse_ok(R"(
+input X : f32[4, 8]
+input W : f32[8, 8] scale=0.25
+A = matmul(X, W)
+R = relu(A)
+B = matmul(R, W)
+output B
+)");
+  const Partition p = partition_lax(g);
+  ASSERT_EQ(p.parts.size(), 2u);
+  for (const ir::LaxPart& part : p.parts) {
+    const ir::KernelGraph& q = part.program;
+    for (size_t i = 0; i < q.inputs.size(); ++i)
+      EXPECT_EQ(q.input_scale(i), q.tensor(q.inputs[i]).name == "W" ? 0.25 : 0.0)
+          << q.tensor(q.inputs[i]).name;
+  }
+  std::vector<ir::KernelGraph> same;
+  for (const ir::LaxPart& part : p.parts) same.push_back(part.program);
+  const ir::KernelGraph s = stitch(g, p, same);
+  EXPECT_EQ(s.input_scale(1), 0.25);
+}
+
 TEST(LaxPartition, CutsAtNonLaxOps) {
   const ir::KernelGraph g = parse_ok(R"(
 input X : f32[4, 8]
