@@ -10,13 +10,20 @@
 // would pass for a single fused kernel (and 2 kernels for LoRA's concat-matmul form): search
 // time, time to the first verified candidate, candidates, and the best uGraph's shape.
 //
-//   build/bench/search_bench [--budget S] [--bench-budget S] [--only table5|programs]
+// Planned (issue 24 item 3): each program with NO search options (search/plan.h), within
+// `mugraph search`'s default budget (60 s: 36 s of search, the rest certify): whether the
+// expert's form is among the candidates, when the first candidate came, the stages, the best
+// uGraph and certify's verdict. GQA counts twice: FlashAttention (one kernel with a loop) and
+// FlashDecoding (split-KV: two graph-defined kernels).
+//
+//   build/bench/search_bench [--budget S] [--bench-budget S] [--only table5|programs|planned]
 //                            [--space mirage|ours]   (Table 5's search space; default mirage)
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "driver/driver.h"
+#include "search/plan.h"
 #include "search/search.h"
 
 using namespace mugraph;
@@ -114,6 +121,61 @@ int main(int argc, char** argv) {
         std::printf("|   best: %d kernel op(s), %d graph-defined, %d block ops%s\n", c.kernel_ops,
                     c.graph_defined_ops, c.block_ops, "");
       }
+    }
+  }
+  if (only == "planned") {
+    std::printf("## Planned search (no search options), %.0f s budget each, 2 threads\n\n",
+                search::kPlannedBudgetSeconds);
+    std::printf("| %-16s | %-22s | %-5s | %7s | %-40s | %-10s |\n", "program", "form", "found",
+                "first s", "best (kernel ops, graph-defined, block ops)", "certify");
+    std::printf("|------------------|------------------------|-------|---------|"
+                "------------------------------------------|------------|\n");
+    using Form = bool (*)(const ir::KernelGraph&);
+    auto single = [](const ir::KernelGraph& g) { return g.ops.size() == 1 && g.ops[0].graph_defined; };
+    auto flash = [](const ir::KernelGraph& g) {
+      return g.ops.size() == 1 && g.ops[0].graph_defined && g.ops[0].block->forloop > 1;
+    };
+    auto split_kv = [](const ir::KernelGraph& g) {
+      return g.ops.size() == 2 && g.ops[0].graph_defined && g.ops[1].graph_defined;
+    };
+    auto concat = [](const ir::KernelGraph& g) {
+      for (const ir::KernelOp& op : g.ops)
+        if (op.op == ir::OpKind::kConcatMatmul) return true;
+      return false;
+    };
+    struct Planned {
+      const char* name;
+      std::vector<std::pair<const char*, Form>> forms;
+    };
+    for (const Planned& p : {Planned{"rms_norm_matmul", {{"one kernel", single}}},
+                             Planned{"gated_mlp", {{"one kernel", single}}},
+                             Planned{"gqa", {{"FlashAttention", flash}, {"split-KV pair", split_kv}}},
+                             Planned{"lora", {{"concat-matmul", concat}}},
+                             Planned{"ntrans", {{"one kernel", single}}},
+                             Planned{"qknorm_attention", {{"one kernel", single}}}}) {
+      auto g = driver::load_graph_file(example(p.name));
+      if (!g.ok()) return std::fprintf(stderr, "%s\n", g.status().message().c_str()), 1;
+      search::SearchOptions o;
+      o.plan = true;
+      o.threads = 2;
+      o.time_budget_s = search::kPlannedBudgetSeconds;
+      auto r = search::superoptimize(*g, o);
+      if (!r.ok()) return std::fprintf(stderr, "%s\n", r.status().message().c_str()), 1;
+      const search::SearchResult& part = r->parts.at(0);
+      for (const auto& [form, is] : p.forms) {
+        bool found = false;
+        for (const search::Candidate& c : part.candidates) found = found || is(c.graph);
+        char best[64] = "-";
+        if (!part.candidates.empty()) {
+          const search::Candidate& c = part.candidates.front();
+          std::snprintf(best, sizeof best, "%d, %d, %d", c.kernel_ops, c.graph_defined_ops, c.block_ops);
+        }
+        std::printf("| %-16s | %-22s | %-5s | %7.1f | %-40s | %-10s |\n", p.name, form,
+                    found ? "yes" : "NO", part.stats.first_candidate_seconds, best,
+                    r->certify_ran ? std::string(verify::verdict_name(r->certified.kind)).c_str() : "-");
+      }
+      for (const std::string& line : part.stages) std::printf("|   %s\n", line.c_str());
+      std::fflush(stdout);
     }
   }
   return 0;

@@ -24,6 +24,7 @@
 #include "ir/dot.h"
 #include "ir/json.h"
 #include "ir/text.h"
+#include "search/plan.h"
 #include "support/memory.h"
 
 namespace {
@@ -348,21 +349,44 @@ void add_input_scale_flag(CLI::App* c, Options& o) {
       ->take_all();
 }
 
+// The flags that describe the search space. Given none, `search` and `optimize` plan the
+// space from the program (search/plan.h) within a default time budget; given any, they search
+// exactly the space the flags (and the defaults of the others) describe.
+constexpr const char* kSpaceFlags[] = {
+    "--max-kernel-ops", "--max-block-ops", "--max-graph-defined", "--max-block-outputs",
+    "--max-kernel-op-inputs", "--grid-sizes", "--min-blocks", "--max-blocks",
+    "--max-grid-dims", "--forloop"};
+
+// After parsing: plan the space when no space flag was given (with its default budget).
+void plan_unless_space_given(CLI::App* c, Options& o) {
+  for (const char* f : kSpaceFlags)
+    if (c->count(f) > 0) return;
+  o.search.plan = true;
+  if (c->count("--time-budget") == 0) o.search.time_budget_s = search::kPlannedBudgetSeconds;
+}
+
 // The search flags, shared by `search` and `optimize`.
 void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
-  c->add_option("--max-kernel-ops", o.search.max_kernel_ops, "kernel ops per uGraph (default 5)");
-  c->add_option("--max-block-ops", o.search.max_block_ops, "compute ops + accumulators per block graph (default 11)");
-  c->add_option("--max-graph-defined", o.search.max_graph_defined_ops, "graph-defined kernels per uGraph (default 1)");
-  c->add_option("--max-block-outputs", o.search.max_block_outputs, "outputs per block graph (default 2)");
+  const std::string space =
+      " (a space flag: given none, the space is planned from the program: predefined kernel "
+      "ops, then one graph-defined kernel with one block op per program op plus the loop's "
+      "accumulators, deepened while time is left, then two kernels; given any, Mirage's space "
+      "with the flags given: default ";
+  c->add_option("--max-kernel-ops", o.search.max_kernel_ops, "kernel ops per uGraph" + space + "5)");
+  c->add_option("--max-block-ops", o.search.max_block_ops, "compute ops + accumulators per block graph" + space + "11)");
+  c->add_option("--max-graph-defined", o.search.max_graph_defined_ops, "graph-defined kernels per uGraph" + space + "1)");
+  c->add_option("--max-block-outputs", o.search.max_block_outputs, "outputs per block graph" + space + "2)");
   c->add_option("--max-kernel-op-inputs", o.search.max_kernel_op_inputs,
-                "inputs of one graph-defined op (default 4)");
-  c->add_option("--grid-sizes", o.search.grid_sizes, "sizes a grid dim may take (default 1 2 4 ... 4096)")->expected(1, 64);
-  c->add_option("--min-blocks", o.search.min_blocks, "fewest blocks per grid (default 32)");
-  c->add_option("--max-blocks", o.search.max_blocks, "most blocks per grid (default 4096)");
-  c->add_option("--max-grid-dims", o.search.max_grid_dims, "grid dims of size > 1 (default 2)");
-  c->add_option("--forloop", o.search.forloop_ranges, "for-loop ranges (default 1 4 16 64)")->expected(1, 16);
+                "inputs of one graph-defined op" + space + "4)");
+  c->add_option("--grid-sizes", o.search.grid_sizes, "sizes a grid dim may take" + space + "1 2 4 ... 4096)")->expected(1, 64);
+  c->add_option("--min-blocks", o.search.min_blocks, "fewest blocks per grid" + space + "32)");
+  c->add_option("--max-blocks", o.search.max_blocks, "most blocks per grid" + space + "4096)");
+  c->add_option("--max-grid-dims", o.search.max_grid_dims, "grid dims of size > 1" + space + "2)");
+  c->add_option("--forloop", o.search.forloop_ranges, "for-loop ranges" + space + "1 4 16 64)")->expected(1, 16);
   c->add_option("--threads", o.search.threads, "search threads (default: all cores)");
-  c->add_option("--time-budget", o.search.time_budget_s, "stop after this many seconds, keeping what was found");
+  c->add_option("--time-budget", o.search.time_budget_s,
+                "stop after this many seconds, keeping what was found (default: 60 for a planned "
+                "space, none when a space flag is given)");
   c->add_option("--max-states", o.max_states, "stop after about this many prefixes");
   c->add_option("--checkpoint", o.search.checkpoint, "checkpoint file (default: OUT/checkpoint.json)");
   c->add_flag("--resume", o.search.resume, "continue a stopped search from its checkpoint");
@@ -475,8 +499,12 @@ int main(int argc, char** argv) {
     if (*ver) return cmd_verify(o);
     if (*ex) return cmd_expr(o);
     if (*dot) return cmd_dot(o);
-    if (*se) return cmd_search(o);
+    if (*se) {
+      plan_unless_space_given(se, o);
+      return cmd_search(o);
+    }
     if (*op) {
+      plan_unless_space_given(op, o);
       if (op->count("--target") == 0) o.target = "cpu";  // the target this machine can measure
       return cmd_optimize(o);
     }

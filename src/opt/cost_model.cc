@@ -159,7 +159,7 @@ Cost estimate(const ir::KernelGraph& g, const target::Target& t) {
                     other / t.peak_flops_f32;
     }
     c.memory_s = static_cast<double>(c.bytes) / t.memory_bandwidth;
-    c.total_s = (c.memory_s + c.compute_s) * c.occupancy;
+    c.total_s = (c.memory_s + c.compute_s) * c.occupancy + t.kernel_launch_s;
     cost.bytes += c.bytes;
     cost.flops += c.matmul_flops + c.other_flops;
     cost.total_s += c.total_s;

@@ -21,6 +21,9 @@
 // summing (phi) accumulator; data movement ops are free. A thread
 // graph is a fused loop per output over the output's shape, so each node is counted once per
 // element of every output that needs it (what both generators execute).
+// Every kernel, predefined or graph-defined, also costs the target's kernel_launch_s (launch
+// and the wait for the kernel before it): without it a chain of small vendor kernels would
+// rank level with one fused kernel.
 // The graph's time is the sum of its kernels' (kernels run one after another).
 #pragma once
 

@@ -372,6 +372,7 @@ void Worker::add_block_tensor(const Tensor& t, bool check_redundant, ExprEntry* 
     ++st_.pruned[PruneRule::kSteps];
     return;
   }
+  note_depth(static_cast<int>(kops_.size()) + block_compute_ops() + 1, t.e);
   f.ops.push_back(make_rec());
   const std::vector<int>& in = f.ops.back().in;
   for (int i : in)

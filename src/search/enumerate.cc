@@ -322,6 +322,7 @@ void Worker::try_kernel_op(OpKind op, const std::vector<int>& in) {
     }
     if (!oracle_keeps(e))
       continue;
+    note_depth(static_cast<int>(kops_.size()) + 1, e);
     KernelOpRec rec{false, op, attrs, in, {static_cast<int>(kt_.size())}, nullptr, rank};
     push_kernel(std::move(rec), {{type, e, 0, Phase::kInLoop, lab, false}});
     kernel_step();
@@ -528,6 +529,11 @@ Enumerator::Enumerator(const ir::KernelGraph& program, const SearchOptions& opti
           continue;
         for (int64_t r : options.forloop_ranges)
           c.blocks.push_back({ir::Dim3{{x, y, z}}, r});
+  // Coarsest grids (fewest blocks) first: what a time budget reaches first; the same
+  // candidates.
+  std::stable_sort(c.blocks.begin(), c.blocks.end(), [](const auto& a, const auto& b) {
+    return a.grid[0] * a.grid[1] * a.grid[2] < b.grid[0] * b.grid[1] * b.grid[2];
+  });
       }
 
   Worker counter(c, -1, nullptr);
@@ -553,6 +559,8 @@ Enumerator::run_task(int task, const std::function<bool(uint64_t)>& should_stop)
   out.complete = std::move(w.complete());
   out.stats = w.stats();
   out.finished = !w.stopped();
+  out.deepest = w.deepest();
+  out.deepest_expr = w.deepest_expr();
   return out;
 }
 

@@ -96,6 +96,10 @@ class Enumerator {
     std::vector<ir::KernelGraph> complete;  // in generation order
     SearchStats stats;                      // kernel/block states, prunes, completed
     bool finished = false;                  // false: stopped by should_stop
+    // The deepest prefix the oracle kept (kernel ops before it + block ops of its graph) and
+    // its last op's expression (null: none), for the "nothing found" diagnostics.
+    int deepest = 0;
+    expr::Expr deepest_expr = nullptr;
   };
   // Runs one task. `should_stop(n)` is polled every few hundred states and after every new
   // oracle query, with n = the states generated since the last poll.

@@ -151,7 +151,11 @@ ProgramLabels program_labels(const ir::KernelGraph& program) {
   }
   ProgramLabels out;
   out.reduced.assign(uf.parent.size(), false);
-  for (int red : sums) out.reduced[static_cast<size_t>(uf.find(red))] = true;
+  out.reductions.assign(uf.parent.size(), 0);
+  for (int red : sums) {
+    out.reduced[static_cast<size_t>(uf.find(red))] = true;
+    ++out.reductions[static_cast<size_t>(uf.find(red))];
+  }
   out.reduced_by_every_output.assign(uf.parent.size(), true);
   for (ir::TensorId id : program.outputs) {
     std::vector<bool> mine(uf.parent.size(), false);

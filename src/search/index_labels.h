@@ -54,6 +54,7 @@ std::optional<LabelResult> propagate_labels(ir::OpKind op, const ir::OpAttrs& at
 struct ProgramLabels {
   std::vector<Labels> inputs;  // per program input, canonical classes
   std::vector<bool> reduced;   // per class: does the program sum over it?
+  std::vector<int> reductions; // per class: how many of the program's reductions sum over it
   // Per class: does every program output depend on a sum over it? A last block graph whose
   // grid splits such an index can never produce the outputs (each block sees part of the sum).
   std::vector<bool> reduced_by_every_output;

@@ -19,6 +19,13 @@
 namespace mugraph::search {
 
 struct SearchOptions {
+  // Plan the space from the program (search/plan.h: predefined kernels, one graph-defined
+  // kernel deepened over block ops, two kernels) instead of searching the one the sizes and
+  // block configurations below describe; those then only seed it (threads, pruning, target,
+  // screens apply as given). Without a time budget or deadline it gets kPlannedBudgetSeconds.
+  // What `mugraph search|optimize` does when given no size or grid flags.
+  bool plan = false;
+
   // --- Sizes -----------------------------------------------------------------------------
   int max_kernel_ops = 5;         // ops of the kernel graph (predefined + graph-defined)
   int max_block_ops = 11;         // compute ops + accumulators of one block graph (input
@@ -139,6 +146,11 @@ struct SearchStats {
   double verify_seconds = 0;     // screening, summed over threads
   double fuse_seconds = 0, certify_seconds = 0, total_seconds = 0;
   double first_candidate_seconds = -1;  // when the first verified candidate was found (-1: none)
+  // The deepest prefix the oracle kept (kernel ops before it + block ops of its block graph),
+  // interrupted tasks included, and its last op's abstract expression: how close the search
+  // came when it found nothing.
+  int deepest = 0;
+  std::string deepest_prefix;
   std::string oracle;            // OracleStats::to_string()
 
   uint64_t states_all = 0;       // prefixes generated, interrupted tasks included
@@ -154,6 +166,7 @@ struct Candidate {
   int64_t device_bytes = 0;   // device <-> shared memory traffic (opt/cost_model.h)
   double model_seconds = 0;   // the cost model's time on options.target: the ranking key
   int task = 0;               // the search task that found it (all passed the screen test)
+  int stage = 0;              // the planned search's stage that found it (SearchResult::stages)
   // The verifier's verdict on exactly this graph (after fusion, outputs in program order):
   // the screen's, or certify's once the candidate was certified.
   verify::VerdictKind verdict = verify::VerdictKind::kPassed;
@@ -165,6 +178,9 @@ struct SearchResult {
   SearchStats stats;
   StopReason stop_reason = StopReason::kExhausted;
   std::string why_none;               // when there is no candidate: what the search saw
+  // A planned search (SearchOptions::plan): one line per stage, in the order run (the space,
+  // its time, how it stopped, what it found); a stage the budget never reached says so.
+  std::vector<std::string> stages;
 };
 
 }  // namespace mugraph::search

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <iomanip>
 #include <map>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "ir/canonical.h"
 #include "search/checkpoint.h"
 #include "search/enumerate.h"
+#include "search/plan.h"
 #include "search/task_pool.h"
 #include "opt/fuse_threads.h"
 #include "support/hash.h"
@@ -147,28 +149,20 @@ Status check_search_input(const ir::KernelGraph& program, const SearchOptions& o
   return ok_status();
 }
 
-}  // namespace
 
-Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOptions& o) {
-  const auto t0 = Clock::now();
-  MG_RETURN_IF_ERROR(check_search_input(program, o));
-  // The time budget and the caller's deadline; Ctrl-C passes it too (screens stop inside).
-  Deadline deadline = o.deadline.earliest(Deadline::after(o.time_budget_s));
-  if (!deadline.cancel()) deadline.with_cancel(o.cancel);
-
+// One space, the one `o` describes, with the program's oracle built: the tasks in a pool,
+// screened, merged in task order. With `keep_checkpoint`, the checkpoint is written even when
+// the space is exhausted (a planned search's stages, so a resumed one replays them).
+Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOptions& o,
+                                  expr::ExprPool& pool, expr::Oracle& oracle,
+                                  const Deadline& deadline, Clock::time_point t0,
+                                  bool keep_checkpoint) {
   SearchResult result;
-  expr::ExprPool pool;
-  const expr::GraphExprs ge = expr::abstract_expressions(program, pool);
-  expr::Oracle oracle(pool, ge.outputs, o.oracle);
-  result.stats.oracle_seconds = since(t0);
   Enumerator en(program, o, pool, oracle);
   const int ntasks = en.task_count();
   std::vector<TaskResult> tasks(static_cast<size_t>(ntasks));
   const std::string fp = fingerprint(program, o);
-  if (o.resume) {
-    if (o.checkpoint.empty()) return error("--resume needs a checkpoint file");
-    MG_RETURN_IF_ERROR(read_checkpoint(o.checkpoint, fp, tasks));
-  }
+  if (o.resume) MG_RETURN_IF_ERROR(read_checkpoint(o.checkpoint, fp, tasks));
 
   if (o.progress) {
     int retries = 0;
@@ -183,6 +177,8 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
   std::mutex mu;
   std::atomic<int> found{0};
   double first_found = -1;  // guarded by mu
+  int deepest = 0;          // guarded by mu: the deepest prefix kept, any task
+  expr::Expr deepest_expr = nullptr;
   auto screen = [&](ir::KernelGraph g, TaskResult& tr) -> bool {  // false: cut, stop the task
     verify::VerifyOptions vo;
     vo.mode = verify::Mode::kScreen;
@@ -217,6 +213,10 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
   auto run_task = [&](int i, const StopCheck& check) {
     const auto te = Clock::now();
     Enumerator::TaskOutput out = en.run_task(i, check);
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (out.deepest > deepest) deepest = out.deepest, deepest_expr = out.deepest_expr;
+    }
     TaskResult tr;
     tr.stats = out.stats;
     tr.stats.enumerate_seconds = since(te);
@@ -313,10 +313,11 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
   }
   std::stable_sort(result.candidates.begin(), result.candidates.end(), better);
   result.stats.fuse_seconds = since(tf);
-  if (result.stop_reason != StopReason::kExhausted && !o.checkpoint.empty())
+  if ((keep_checkpoint || result.stop_reason != StopReason::kExhausted) && !o.checkpoint.empty())
     MG_RETURN_IF_ERROR(write_checkpoint(o.checkpoint, fp, tasks));
-  result.stats.oracle = oracle.stats().to_string();
   if (!result.candidates.empty()) result.stats.first_candidate_seconds = first_found;
+  result.stats.deepest = deepest;
+  if (deepest_expr) result.stats.deepest_prefix = expr::to_string_abbreviated(deepest_expr, {}, 240);
   result.stats.total_seconds = since(t0);
   if (result.candidates.empty()) {
     std::ostringstream os;
@@ -347,6 +348,146 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
     result.why_none = os.str();
   }
   return result;
+}
+
+// Adds a stage's result to the planned search's: counters, candidates not seen before (the
+// first stage to find a uGraph keeps it), the stage's line.
+void merge_stage(SearchResult& all, SearchResult&& r, int stage, const std::string& name,
+                 std::set<uint64_t>& seen) {
+  SearchStats& s = all.stats;
+  s.add(r.stats);
+  s.tasks_total += r.stats.tasks_total;
+  s.tasks_done += r.stats.tasks_done;
+  s.states_all += r.stats.states_all;
+  s.fuse_seconds += r.stats.fuse_seconds;
+  if (r.stats.deepest > s.deepest) {
+    s.deepest = r.stats.deepest;
+    s.deepest_prefix = r.stats.deepest_prefix;
+  }
+  if (s.first_candidate_seconds < 0) s.first_candidate_seconds = r.stats.first_candidate_seconds;
+  size_t fresh = 0;
+  for (Candidate& c : r.candidates) {
+    if (!seen.insert(c.hash).second) {
+      ++s.duplicates;
+      continue;
+    }
+    c.stage = stage;
+    all.candidates.push_back(std::move(c));
+    ++fresh;
+  }
+  std::ostringstream os;
+  os << "stage " << stage + 1 << " (" << name << "): " << std::fixed << std::setprecision(1)
+     << r.stats.total_seconds << " s, " << stop_reason_name(r.stop_reason) << ", tasks "
+     << r.stats.tasks_done << "/" << r.stats.tasks_total << ", " << r.candidates.size()
+     << " candidates (" << fresh << " new)";
+  if (r.candidates.empty() && r.stats.deepest > 0)
+    os << "; deepest prefix " << r.stats.deepest << " ops";
+  all.stages.push_back(os.str());
+  if (r.stop_reason != StopReason::kExhausted && all.stop_reason == StopReason::kExhausted)
+    all.stop_reason = r.stop_reason;
+}
+
+// The planned space (plan.h): its stages in turn, each within its share of the time left; a
+// single-kernel stage that is exhausted is followed by a deeper one while time is left.
+Result<SearchResult> search_planned(const ir::KernelGraph& program, const SearchOptions& o,
+                                    expr::ExprPool& pool, expr::Oracle& oracle,
+                                    const Deadline& deadline, Clock::time_point t0) {
+  std::vector<Stage> stages = plan_stages(program, o);
+  SearchResult all;
+  std::set<uint64_t> seen;
+  for (size_t k = 0; k < stages.size(); ++k) {
+    if (deadline.passed()) {
+      for (size_t j = k; j < stages.size(); ++j)
+        all.stages.push_back("stage " + std::to_string(j + 1) + " (" + stages[j].name +
+                             "): not reached (" + (deadline.cancelled() ? "cancelled" : "time limit") + ")");
+      if (all.stop_reason == StopReason::kExhausted)
+        all.stop_reason = deadline.cancelled() ? StopReason::kCancelled : StopReason::kTimeLimit;
+      break;
+    }
+    SearchOptions so = stages[k].options;
+    so.deadline = deadline.share(stages[k].share);
+    if (!o.checkpoint.empty()) {  // one file per stage, named by its space (not its position:
+                                  // a resumed search may deepen where the first one did not)
+      so.checkpoint = o.checkpoint + ".stage-" + fingerprint(program, so);
+      so.resume = o.resume && std::filesystem::exists(so.checkpoint);
+    }
+    const double start = since(t0);
+    MG_ASSIGN_OR_RETURN(SearchResult r, search_space(program, so, pool, oracle, so.deadline,
+                                                     Clock::now(), !o.checkpoint.empty()));
+    if (r.stats.first_candidate_seconds >= 0) r.stats.first_candidate_seconds += start;
+    const bool exhausted = r.stop_reason == StopReason::kExhausted;
+    const StopReason stop = r.stop_reason;
+    merge_stage(all, std::move(r), static_cast<int>(k), stages[k].name, seen);
+    if (stop == StopReason::kCancelled || stop == StopReason::kMemoryLimit ||
+        stop == StopReason::kStateLimit)
+      break;
+    if (exhausted)
+      if (std::optional<Stage> d = deeper(stages[k]))
+        stages.insert(stages.begin() + static_cast<std::ptrdiff_t>(k) + 1, std::move(*d));
+  }
+  std::stable_sort(all.candidates.begin(), all.candidates.end(), better);
+  all.stats.total_seconds = since(t0);
+  if (all.candidates.empty()) {
+    const SearchStats& s = all.stats;
+    std::ostringstream os;
+    os << "the planned search found nothing ("
+       << (all.stop_reason == StopReason::kExhausted
+               ? std::string("every stage exhausted")
+               : "stopped by the " + std::string(stop_reason_name(all.stop_reason)))
+       << "; " << s.tasks_done << " of " << s.tasks_total << " tasks of the stages run); ";
+    // The rules that cut the most.
+    std::vector<std::pair<uint64_t, const PruneRuleInfo*>> cuts;
+    for (const PruneRuleInfo& ri : kPruneRules) cuts.push_back({s.pruned[ri.rule], &ri});
+    std::sort(cuts.begin(), cuts.end(), [](auto& a, auto& b) { return a.first > b.first; });
+    if (cuts[0].first > 0)
+      os << "ops cut most " << cuts[0].second->label << " (" << cuts[0].first << ": "
+         << cuts[0].second->reason << ")"
+         << (cuts[1].first > 0 ? std::string(" and ") + cuts[1].second->label + " (" +
+                                     std::to_string(cuts[1].first) + ")"
+                               : std::string())
+         << " in the finished tasks; ";
+    if (s.deepest > 0)
+      os << "the deepest prefix that still matched the program's expressions had " << s.deepest
+         << " ops, ending in " << s.deepest_prefix << "; ";
+    if (s.completed > 0)
+      os << s.completed << " uGraphs matched the output expressions, " << s.rejected
+         << " failed the screen" << (s.over_memory ? ", " + std::to_string(s.over_memory) +
+                                                         " were over the memory budget"
+                                                   : std::string())
+         << "; ";
+    os << (all.stop_reason == StopReason::kExhausted
+               ? "search larger spaces with explicit flags (--max-block-ops, --max-kernel-ops, "
+                 "--grid-sizes, --forloop)"
+               : "give it more time (--time-budget) or continue it (--resume --checkpoint)");
+    all.why_none = os.str();
+  }
+  return all;
+}
+
+}  // namespace
+
+Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOptions& o) {
+  const auto t0 = Clock::now();
+  MG_RETURN_IF_ERROR(check_search_input(program, o));
+  if (o.resume && o.checkpoint.empty()) return error("--resume needs a checkpoint file");
+  // The time budget and the caller's deadline; Ctrl-C passes it too (screens stop inside). A
+  // planned search always has one.
+  const double budget =
+      o.plan && o.time_budget_s <= 0 && o.deadline.none() ? kPlannedBudgetSeconds : o.time_budget_s;
+  Deadline deadline = o.deadline.earliest(Deadline::after(budget));
+  if (!deadline.cancel()) deadline.with_cancel(o.cancel);
+
+  expr::ExprPool pool;
+  const expr::GraphExprs ge = expr::abstract_expressions(program, pool);
+  expr::Oracle oracle(pool, ge.outputs, o.oracle);
+  const double oracle_seconds = since(t0);
+  MG_ASSIGN_OR_RETURN(SearchResult r,
+                      o.plan ? search_planned(program, o, pool, oracle, deadline, t0)
+                             : search_space(program, o, pool, oracle, deadline, t0, false));
+  r.stats.oracle_seconds = oracle_seconds;
+  r.stats.oracle = oracle.stats().to_string();
+  r.stats.total_seconds = since(t0);
+  return r;
 }
 
 namespace {
@@ -508,7 +649,12 @@ std::string summary_table(const SearchResult& r) {
        << std::setprecision(2) << static_cast<double>(c.device_bytes) / (1 << 20) << std::setw(10)
        << c.model_seconds * 1e6 << std::setw(6) << c.task << "\n";
   }
-  os << "stop: " << stop_reason_name(r.stop_reason) << "\n" << r.stats.to_string() << "\n";
+  os << "stop: " << stop_reason_name(r.stop_reason) << "\n";
+  if (!r.stages.empty()) {
+    os << "planned space (no space flags; search/plan.h):\n";
+    for (const std::string& line : r.stages) os << "  " << line << "\n";
+  }
+  os << r.stats.to_string() << "\n";
   if (!r.why_none.empty()) os << "no candidate: " << r.why_none << "\n";
   return os.str();
 }

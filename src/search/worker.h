@@ -215,6 +215,10 @@ public:
   bool stopped() const { return stopped_; }
   SearchStats& stats() { return st_; }
   std::vector<ir::KernelGraph>& complete() { return complete_; }
+  // The deepest prefix the oracle kept (ops: kernel ops before it plus the block ops of the
+  // graph it is in) and the expression of its last op; 0 / null before any.
+  int deepest() const { return deepest_; }
+  expr::Expr deepest_expr() const { return deepest_expr_; }
 
 private:
   // ---------------------------------------------------------------------------------------
@@ -441,6 +445,11 @@ private:
   int part_counter_ = 0;
   const std::function<bool(uint64_t)>* should_stop_;
   SearchStats st_;
+  int deepest_ = 0;
+  expr::Expr deepest_expr_ = nullptr;
+  void note_depth(int ops, expr::Expr e) {
+    if (ops > deepest_) deepest_ = ops, deepest_expr_ = e;
+  }
   std::vector<ir::KernelGraph> complete_;
   std::vector<Tensor> kt_;
   std::vector<KernelOpRec> kops_;

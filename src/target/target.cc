@@ -8,6 +8,10 @@ namespace mugraph::target {
 namespace {
 
 constexpr int64_t kKiB = 1024, kGiB = 1024 * 1024 * 1024;
+// A kernel launch on a stream, including the dependency on the previous kernel: a few
+// microseconds (CUDA graphs shave it to about one); 2 us here. An OpenMP parallel region's
+// fork and join on a few cores: about a microsecond.
+constexpr double kLaunchGpu = 2e-6, kLaunchCpu = 1e-6;
 
 }  // namespace
 
@@ -20,7 +24,7 @@ const Target& a100() {
   // 2,039 GB/s HBM2e (A100 80GB datasheet); 312 TFLOP/s dense FP16/BF16 tensor core,
   // 19.5 TFLOP/s FP32.
   static const Target t{"a100", Kind::kGpu, 108, 80 * kGiB, 163 * kKiB, 256 * kKiB, 255,
-                        2039e9, 312e12, 312e12, 19.5e12, 80};
+                        2039e9, 312e12, 312e12, 19.5e12, 80, kLaunchGpu};
   return t;
 }
 
@@ -30,7 +34,7 @@ const Target& h100() {
   // 256 KB register file per SM, 255 registers per thread; 3.35 TB/s HBM3;
   // 989.4 TFLOP/s dense FP16/BF16 tensor core, 66.9 TFLOP/s FP32.
   static const Target t{"h100", Kind::kGpu, 132, 80 * kGiB, 227 * kKiB, 256 * kKiB, 255,
-                        3.35e12, 989.4e12, 989.4e12, 66.9e12, 90};
+                        3.35e12, 989.4e12, 989.4e12, 66.9e12, 90, kLaunchGpu};
   return t;
 }
 
@@ -39,7 +43,7 @@ const Target& h200() {
   // SMs, 227 KB shared memory per block, 256 KB registers per SM, same peak FLOP/s) with 141 GB
   // of HBM3e at 4.8 TB/s.
   static const Target t{"h200", Kind::kGpu, 132, 141LL * 1000 * 1000 * 1000, 227 * kKiB,
-                        256 * kKiB, 255, 4.8e12, 989.4e12, 989.4e12, 66.9e12, 90};
+                        256 * kKiB, 255, 4.8e12, 989.4e12, 989.4e12, 66.9e12, 90, kLaunchGpu};
   return t;
 }
 
@@ -65,6 +69,7 @@ Target local_cpu() {
   t.memory_bandwidth = 10e9 * t.sm_count;
   t.peak_flops_f32 = 80e9 * t.sm_count;
   t.peak_flops_f16 = t.peak_flops_bf16 = t.peak_flops_f32;
+  t.kernel_launch_s = kLaunchCpu;
   return t;
 }
 

@@ -27,6 +27,9 @@ struct Target {
   double peak_flops_bf16 = 0;
   double peak_flops_f32 = 0;             // plain FP32 (no TF32)
   int sm_arch = 0;                       // compute capability * 10 (GPU only)
+  // What each kernel costs before any work: the launch and the wait for the one before it on
+  // the stream (GPU), or an OpenMP parallel region's fork and join (CPU).
+  double kernel_launch_s = 0;
 };
 
 const Target& a100();

@@ -1,0 +1,110 @@
+#include "search/plan.h"
+
+#include <algorithm>
+#include <set>
+
+#include "search/index_labels.h"
+
+namespace mugraph::search {
+
+PlanShape plan_shape(const ir::KernelGraph& program, int max_grid_dims) {
+  PlanShape s;
+  s.ops = static_cast<int>(program.ops.size());
+  const ProgramLabels pl = program_labels(program);
+  std::vector<int64_t> extent(pl.reduced.size(), 1);
+  for (size_t i = 0; i < program.inputs.size(); ++i) {
+    const ir::Shape& shape = program.tensor(program.inputs[i]).type.shape;
+    for (int d = 0; d < shape.rank; ++d)
+      if (pl.inputs[i][static_cast<size_t>(d)] >= 0)
+        extent[static_cast<size_t>(pl.inputs[i][static_cast<size_t>(d)])] = shape[d];
+  }
+  std::vector<int64_t> parallel;
+  for (size_t c = 0; c < extent.size(); ++c) {
+    if (pl.reduced[c] && (extent[c] > s.loop_extent ||
+                          (extent[c] == s.loop_extent && pl.reductions[c] > s.loop_reductions))) {
+      s.loop_extent = extent[c];
+      s.loop_reductions = pl.reductions[c];
+    }
+    if (!pl.reduced_by_every_output[c]) parallel.push_back(extent[c]);
+  }
+  std::sort(parallel.rbegin(), parallel.rend());
+  for (size_t i = 0; i < parallel.size() && static_cast<int>(i) < max_grid_dims; ++i)
+    s.parallel *= parallel[i];
+  return s;
+}
+
+namespace {
+
+std::string stage_name(const SearchOptions& o) {
+  if (o.max_graph_defined_ops == 0)
+    return "up to " + std::to_string(o.max_kernel_ops) + " predefined kernel ops";
+  std::string s = std::to_string(o.max_kernel_ops) + " graph-defined kernel" +
+                  (o.max_kernel_ops > 1 ? "s" : "") + ", " + std::to_string(o.max_block_ops) +
+                  " block ops, >= " + std::to_string(o.min_blocks) + " blocks, ";
+  if (o.forloop_ranges == std::vector<int64_t>{1}) return s + "no loop";
+  s += "loops";
+  for (int64_t r : o.forloop_ranges) s += " " + std::to_string(r);
+  return s;
+}
+
+Stage make_stage(SearchOptions o, double share, bool single, int planned = 0) {
+  o.plan = false;
+  o.time_budget_s = 0;
+  Stage st;
+  st.name = stage_name(o);
+  st.options = std::move(o);
+  st.share = share;
+  st.single_kernel = single;
+  st.planned_block_ops = planned ? planned : st.options.max_block_ops;
+  return st;
+}
+
+}  // namespace
+
+std::vector<Stage> plan_stages(const ir::KernelGraph& program, const SearchOptions& base) {
+  const PlanShape shape = plan_shape(program, base.max_grid_dims);
+  std::vector<Stage> stages;
+
+  SearchOptions pre = base;
+  pre.max_graph_defined_ops = 0;
+  pre.max_kernel_ops = std::min(3, std::max(1, shape.ops));
+  stages.push_back(make_stage(pre, 0.1, false));
+
+  SearchOptions one = base;
+  one.max_kernel_ops = 1;
+  one.max_graph_defined_ops = 1;
+  one.min_blocks = std::max<int64_t>(1, std::min(base.min_blocks, shape.parallel));
+  one.max_blocks = std::max(one.max_blocks, one.min_blocks);
+  // Without a loop: whole reduced dims per block, no accumulators.
+  SearchOptions flat = one;
+  flat.max_block_ops = shape.ops;
+  flat.forloop_ranges = {1};
+  stages.push_back(make_stage(flat, 0.5, true));
+  // With a loop over the reduced index of largest extent (ranges that divide it), one
+  // accumulator per reduction over it.
+  SearchOptions loop = one;
+  loop.max_block_ops = shape.block_ops();
+  loop.forloop_ranges.clear();
+  for (int64_t r : base.forloop_ranges)
+    if (r > 1 && shape.loop_extent % r == 0) loop.forloop_ranges.push_back(r);
+  if (!loop.forloop_ranges.empty()) stages.push_back(make_stage(loop, 0.7, true));
+
+  SearchOptions two = one;
+  two.max_kernel_ops = 2;
+  two.max_graph_defined_ops = 2;
+  two.max_block_ops = shape.block_ops();
+  two.forloop_ranges = {1};
+  for (int64_t r : loop.forloop_ranges) two.forloop_ranges.push_back(r);
+  stages.push_back(make_stage(two, 1, false));
+  return stages;
+}
+
+std::optional<Stage> deeper(const Stage& s) {
+  if (!s.single_kernel || s.options.max_block_ops + 2 > s.planned_block_ops + 4)
+    return std::nullopt;
+  SearchOptions o = s.options;
+  o.max_block_ops += 2;
+  return make_stage(o, s.share, true, s.planned_block_ops);
+}
+
+}  // namespace mugraph::search
