@@ -240,7 +240,10 @@ int cmd_search(Options& o) {
                                                " (certify): " + r->certified.summary);
   if (r->stop_reason != search::StopReason::kExhausted) {
     std::cerr << "search stopped early (" << search::stop_reason_name(r->stop_reason) << ")";
-    if (!so.checkpoint.empty()) std::cerr << "; continue with --resume --checkpoint " << so.checkpoint;
+    if (!so.checkpoint.empty()) {
+      std::cerr << "; continue with --resume --checkpoint " << so.checkpoint;
+      if (so.plan) std::cerr << " (the planned search's stages are in " << so.checkpoint << ".stage-*)";
+    }
     std::cerr << "\n";
     if (!r->best) return 5;
   }

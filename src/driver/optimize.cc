@@ -1,5 +1,8 @@
 #include "driver/optimize.h"
 
+#include "ir/canonical.h"
+#include "search/plan.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -61,12 +64,16 @@ std::vector<Variant> make_variants(const ir::KernelGraph& program,
   std::stable_sort(out.begin(), out.end(), [](const Variant& a, const Variant& b) {
     return a.cost.total_s < b.cost.total_s;
   });
-  // One part's best candidate is the base of every other part's variants: drop repeats.
+  // One part's best candidate is the base of every other part's variants: drop repeats, and
+  // variants that are the program itself (structurally; it is timed anyway: timing a copy
+  // against it only measures noise).
   std::vector<Variant> unique;
+  const uint64_t itself = ir::canonical_hash(program);
   for (Variant& v : out) {
     const bool seen = std::any_of(unique.begin(), unique.end(),
                                   [&](const Variant& u) { return u.graph == v.graph; });
-    if (!seen && static_cast<int>(unique.size()) < top_n) unique.push_back(std::move(v));
+    if (!seen && ir::canonical_hash(v.graph) != itself && static_cast<int>(unique.size()) < top_n)
+      unique.push_back(std::move(v));
   }
   return unique;
 }
@@ -413,9 +420,9 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
   r.min_gain = o.min_gain;
   MG_RETURN_IF_ERROR(validate(program, r.target));
   // The whole command's deadline; each step gets its share of what is left when it starts.
-  Deadline all = Deadline::after(o.search.time_budget_s);
+  Deadline all = Deadline::after(search::planned_budget(o.search));
   all.with_cancel(o.search.cancel);
-  r.budget_s = all.none() ? 0 : o.search.time_budget_s;
+  r.budget_s = all.none() ? 0 : search::planned_budget(o.search);
   auto step = [&](const std::string& name, auto&& body) -> Status {
     const auto t0 = std::chrono::steady_clock::now();
     OptimizeReport::Step s{name, 0, ""};

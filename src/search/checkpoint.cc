@@ -40,7 +40,8 @@ namespace {
 json stats_json(const SearchStats& s) {
   json j = {{"kernel_states", s.kernel_states}, {"block_states", s.block_states},
             {"completed", s.completed},         {"verified", s.verified},
-            {"rejected", s.rejected}};
+            {"rejected", s.rejected},           {"deepest", s.deepest},
+            {"deepest_prefix", s.deepest_prefix}};
   for (const PruneRuleInfo& r : kPruneRules) j[std::string("pruned_") + r.name] = s.pruned[r.rule];
   return j;
 }
@@ -53,11 +54,15 @@ SearchStats stats_from_json(const json& j) {
   s.completed = j.at("completed");
   s.verified = j.at("verified");
   s.rejected = j.at("rejected");
+  s.deepest = j.at("deepest");
+  s.deepest_prefix = j.at("deepest_prefix");
   return s;
 }
 
 constexpr const char* kCheckpointFormat = "mugraph.search-checkpoint";
-constexpr int kCheckpointVersion = 3;  // 3: fused graphs with their screen verdicts
+constexpr int kCheckpointVersion = 4;  // 3: fused graphs with their screen verdicts;
+                                       // 4: tasks numbered coarsest grid first, the
+                                       // deepest prefix per task
 
 }  // namespace
 

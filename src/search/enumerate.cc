@@ -529,12 +529,12 @@ Enumerator::Enumerator(const ir::KernelGraph& program, const SearchOptions& opti
           continue;
         for (int64_t r : options.forloop_ranges)
           c.blocks.push_back({ir::Dim3{{x, y, z}}, r});
+      }
   // Coarsest grids (fewest blocks) first: what a time budget reaches first; the same
   // candidates.
   std::stable_sort(c.blocks.begin(), c.blocks.end(), [](const auto& a, const auto& b) {
     return a.grid[0] * a.grid[1] * a.grid[2] < b.grid[0] * b.grid[1] * b.grid[2];
   });
-      }
 
   Worker counter(c, -1, nullptr);
   counter.run();

@@ -7,7 +7,8 @@
 
 namespace mugraph::search {
 
-PlanShape plan_shape(const ir::KernelGraph& program, int max_grid_dims) {
+PlanShape plan_shape(const ir::KernelGraph& program, int max_grid_dims,
+                     const std::vector<int64_t>& grid_sizes) {
   PlanShape s;
   s.ops = static_cast<int>(program.ops.size());
   const ProgramLabels pl = program_labels(program);
@@ -25,7 +26,11 @@ PlanShape plan_shape(const ir::KernelGraph& program, int max_grid_dims) {
       s.loop_extent = extent[c];
       s.loop_reductions = pl.reductions[c];
     }
-    if (!pl.reduced_by_every_output[c]) parallel.push_back(extent[c]);
+    if (pl.reduced_by_every_output[c]) continue;
+    int64_t fits = 1;  // the largest grid size that splits this index evenly
+    for (int64_t g : grid_sizes)
+      if (g > fits && extent[c] % g == 0) fits = g;
+    parallel.push_back(fits);
   }
   std::sort(parallel.rbegin(), parallel.rend());
   for (size_t i = 0; i < parallel.size() && static_cast<int>(i) < max_grid_dims; ++i)
@@ -62,7 +67,7 @@ Stage make_stage(SearchOptions o, double share, bool single, int planned = 0) {
 }  // namespace
 
 std::vector<Stage> plan_stages(const ir::KernelGraph& program, const SearchOptions& base) {
-  const PlanShape shape = plan_shape(program, base.max_grid_dims);
+  const PlanShape shape = plan_shape(program, base.max_grid_dims, base.grid_sizes);
   std::vector<Stage> stages;
 
   SearchOptions pre = base;

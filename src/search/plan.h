@@ -20,8 +20,8 @@
 // the same with 2 more block ops, up to 4 more than planned (the expert's count is a guess).
 //
 // Grids: at least min(32, P) blocks, P = the largest grid whose dims each split an index no
-// output sums over (a grid of whole rows when a row is all there is: nTrans's 8 rows give 8
-// blocks). Everything else is the caller's options (threads, pruning, target, seed, screens).
+// output sums over evenly (a grid of whole rows when a row is all there is: nTrans's 8 rows
+// give 8 blocks; 12 rows give 4 with power-of-two grid sizes). Everything else is the caller's options (threads, pruning, target, seed, screens).
 #pragma once
 
 #include <optional>
@@ -36,17 +36,25 @@ namespace mugraph::search {
 // The time budget of a planned search that was given none (search_lax; the CLI's default).
 constexpr double kPlannedBudgetSeconds = 60;
 
+// The time budget of a search: options.time_budget_s, or for a planned one given neither a
+// budget nor a deadline, kPlannedBudgetSeconds (a planned search always has one).
+inline double planned_budget(const SearchOptions& o) {
+  return o.plan && o.time_budget_s <= 0 && o.deadline.none() ? kPlannedBudgetSeconds
+                                                             : o.time_budget_s;
+}
+
 struct PlanShape {
   int ops = 0;                 // ops of the program
   int loop_reductions = 0;     // program reductions over the reduced index of largest extent
   int64_t loop_extent = 1;     // that index's extent (1: the program reduces nothing)
   // The most blocks a grid of max_grid_dims dims can have when each dim splits an index no
-  // output sums over: the largest such extents, multiplied.
+  // output sums over by a size of grid_sizes that divides it: the largest such, multiplied.
   int64_t parallel = 1;
   int block_ops() const { return ops + loop_reductions; }
 };
 // Precondition: `program` is valid and has predefined ops only.
-PlanShape plan_shape(const ir::KernelGraph& program, int max_grid_dims);
+PlanShape plan_shape(const ir::KernelGraph& program, int max_grid_dims,
+                     const std::vector<int64_t>& grid_sizes = SearchOptions{}.grid_sizes);
 
 struct Stage {
   std::string name;       // "up to 3 predefined kernel ops", "1 graph-defined kernel, 9 block ops, ..."

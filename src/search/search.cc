@@ -177,7 +177,8 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
   std::mutex mu;
   std::atomic<int> found{0};
   double first_found = -1;  // guarded by mu
-  int deepest = 0;          // guarded by mu: the deepest prefix kept, any task
+  int deepest = 0;          // guarded by mu: the deepest prefix kept, any task (the lowest
+  int deepest_task = -1;    // task on a tie, whatever the thread count)
   expr::Expr deepest_expr = nullptr;
   auto screen = [&](ir::KernelGraph g, TaskResult& tr) -> bool {  // false: cut, stop the task
     verify::VerifyOptions vo;
@@ -215,10 +216,14 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
     Enumerator::TaskOutput out = en.run_task(i, check);
     {
       std::lock_guard<std::mutex> lock(mu);
-      if (out.deepest > deepest) deepest = out.deepest, deepest_expr = out.deepest_expr;
+      if (out.deepest > deepest || (out.deepest == deepest && out.deepest > 0 && i < deepest_task))
+        deepest = out.deepest, deepest_expr = out.deepest_expr, deepest_task = i;
     }
     TaskResult tr;
     tr.stats = out.stats;
+    tr.stats.deepest = out.deepest;
+    if (out.deepest_expr)
+      tr.stats.deepest_prefix = expr::to_string_abbreviated(out.deepest_expr, {}, 240);
     tr.stats.enumerate_seconds = since(te);
     const auto tv = Clock::now();
     for (const ir::KernelGraph& complete : out.complete) {
@@ -290,6 +295,10 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
     if (!t.done) continue;
     ++result.stats.tasks_done;
     result.stats.add(t.stats);
+    if (t.stats.deepest > result.stats.deepest) {  // the first task reaching it, in task order
+      result.stats.deepest = t.stats.deepest;
+      result.stats.deepest_prefix = t.stats.deepest_prefix;
+    }
     for (size_t gi = 0; gi < t.graphs.size(); ++gi) {
       Candidate c;
       c.graph = t.graphs[gi];
@@ -316,8 +325,10 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
   if ((keep_checkpoint || result.stop_reason != StopReason::kExhausted) && !o.checkpoint.empty())
     MG_RETURN_IF_ERROR(write_checkpoint(o.checkpoint, fp, tasks));
   if (!result.candidates.empty()) result.stats.first_candidate_seconds = first_found;
-  result.stats.deepest = deepest;
-  if (deepest_expr) result.stats.deepest_prefix = expr::to_string_abbreviated(deepest_expr, {}, 240);
+  if (deepest > result.stats.deepest) {  // an interrupted task got deeper than every finished one
+    result.stats.deepest = deepest;
+    result.stats.deepest_prefix = expr::to_string_abbreviated(deepest_expr, {}, 240);
+  }
   result.stats.total_seconds = since(t0);
   if (result.candidates.empty()) {
     std::ostringstream os;
@@ -388,40 +399,62 @@ void merge_stage(SearchResult& all, SearchResult&& r, int stage, const std::stri
 }
 
 // The planned space (plan.h): its stages in turn, each within its share of the time left; a
-// single-kernel stage that is exhausted is followed by a deeper one while time is left.
+// single-kernel stage that is exhausted, with some prefix at its block-op limit, is followed
+// by a deeper one while time is left.
 Result<SearchResult> search_planned(const ir::KernelGraph& program, const SearchOptions& o,
                                     expr::ExprPool& pool, expr::Oracle& oracle,
                                     const Deadline& deadline, Clock::time_point t0) {
   std::vector<Stage> stages = plan_stages(program, o);
+  auto checkpoint_of = [&](const SearchOptions& so) {
+    return o.checkpoint + ".stage-" + fingerprint(program, so);
+  };
+  // Stage 1 always runs and writes its file: without it there is nothing of this search there.
+  if (o.resume && !std::filesystem::exists(checkpoint_of(stages[0].options)))
+    return error("--resume: no checkpoint of this planned search at ", o.checkpoint,
+                 ".stage-* (", checkpoint_of(stages[0].options),
+                 " is missing; a planned search of another program, target or options, or a "
+                 "search with space flags, writes other files)");
   SearchResult all;
   std::set<uint64_t> seen;
+  auto not_reached = [&](size_t from, StopReason why) {
+    for (size_t j = from; j < stages.size(); ++j)
+      all.stages.push_back("stage " + std::to_string(j + 1) + " (" + stages[j].name +
+                           "): not reached (" + std::string(stop_reason_name(why)) + ")");
+    if (all.stop_reason == StopReason::kExhausted) all.stop_reason = why;
+  };
   for (size_t k = 0; k < stages.size(); ++k) {
     if (deadline.passed()) {
-      for (size_t j = k; j < stages.size(); ++j)
-        all.stages.push_back("stage " + std::to_string(j + 1) + " (" + stages[j].name +
-                             "): not reached (" + (deadline.cancelled() ? "cancelled" : "time limit") + ")");
-      if (all.stop_reason == StopReason::kExhausted)
-        all.stop_reason = deadline.cancelled() ? StopReason::kCancelled : StopReason::kTimeLimit;
+      not_reached(k, deadline.cancelled() ? StopReason::kCancelled : StopReason::kTimeLimit);
       break;
     }
     SearchOptions so = stages[k].options;
     so.deadline = deadline.share(stages[k].share);
+    if (o.max_states > 0) {  // the state limit bounds the whole search, not each stage
+      if (all.stats.states_all >= o.max_states) {
+        not_reached(k, StopReason::kStateLimit);
+        break;
+      }
+      so.max_states = o.max_states - all.stats.states_all;
+    }
     if (!o.checkpoint.empty()) {  // one file per stage, named by its space (not its position:
                                   // a resumed search may deepen where the first one did not)
-      so.checkpoint = o.checkpoint + ".stage-" + fingerprint(program, so);
+      so.checkpoint = checkpoint_of(so);
       so.resume = o.resume && std::filesystem::exists(so.checkpoint);
     }
     const double start = since(t0);
     MG_ASSIGN_OR_RETURN(SearchResult r, search_space(program, so, pool, oracle, so.deadline,
                                                      Clock::now(), !o.checkpoint.empty()));
     if (r.stats.first_candidate_seconds >= 0) r.stats.first_candidate_seconds += start;
-    const bool exhausted = r.stop_reason == StopReason::kExhausted;
     const StopReason stop = r.stop_reason;
+    // Deeper only when the block-op limit cut something: some prefix reached it.
+    const bool deepen = stop == StopReason::kExhausted && r.stats.deepest >= so.max_block_ops;
     merge_stage(all, std::move(r), static_cast<int>(k), stages[k].name, seen);
     if (stop == StopReason::kCancelled || stop == StopReason::kMemoryLimit ||
-        stop == StopReason::kStateLimit)
+        stop == StopReason::kStateLimit) {
+      not_reached(k + 1, stop);
       break;
-    if (exhausted)
+    }
+    if (deepen)
       if (std::optional<Stage> d = deeper(stages[k]))
         stages.insert(stages.begin() + static_cast<std::ptrdiff_t>(k) + 1, std::move(*d));
   }
@@ -472,9 +505,7 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
   if (o.resume && o.checkpoint.empty()) return error("--resume needs a checkpoint file");
   // The time budget and the caller's deadline; Ctrl-C passes it too (screens stop inside). A
   // planned search always has one.
-  const double budget =
-      o.plan && o.time_budget_s <= 0 && o.deadline.none() ? kPlannedBudgetSeconds : o.time_budget_s;
-  Deadline deadline = o.deadline.earliest(Deadline::after(budget));
+  Deadline deadline = o.deadline.earliest(Deadline::after(planned_budget(o)));
   if (!deadline.cancel()) deadline.with_cancel(o.cancel);
 
   expr::ExprPool pool;
@@ -580,7 +611,7 @@ Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
   // The whole budget (search + certify), and the search's share of it; the parts share the
   // search's time in turn (a part gets an equal share of what is left, so time a quick part
   // leaves goes to the next).
-  Deadline all = options.deadline.earliest(Deadline::after(options.time_budget_s));
+  Deadline all = options.deadline.earliest(Deadline::after(planned_budget(options)));
   if (!all.cancel()) all.with_cancel(options.cancel);
   const Deadline search_end = options.certify ? all.share(kSearchShare) : all;
   const double search_budget = search_end.left();
@@ -602,8 +633,25 @@ Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
   }
   r.search_seconds = since(t0);
   if (chosen.size() == r.partition.parts.size() && !r.partition.parts.empty()) {
-    r.best = stitch(program, r.partition, chosen);
-    if (options.certify) certify_best(program, options, all, r);
+    // Every part's best is the part's own ops (structurally): nothing better was found, and
+    // the answer is the program itself, handed out as given (not the stitched copy), so
+    // there is nothing to prove (a non-Lax program could not be certified otherwise).
+    bool itself = true;
+    for (size_t k = 0; k < nparts; ++k)
+      itself = itself && canonical_hash(chosen[k]) == canonical_hash(r.partition.parts[k].program);
+    if (itself) {
+      r.best = program;
+      r.certified = verify::Verdict{};
+      r.certified.kind = verify::VerdictKind::kVerified;
+      r.certified.summary = "the program itself: no candidate beats the program's own ops "
+                            "(nothing to prove)";
+      r.certified.delta_achieved = 0;
+      r.certify_ran = options.certify;
+      r.program_itself = true;
+    } else {
+      r.best = stitch(program, r.partition, chosen);
+      if (options.certify) certify_best(program, options, all, r);
+    }
   }
   r.seconds = since(t0);
   {
@@ -621,7 +669,8 @@ Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
     std::ostringstream os;
     int done = 0, total = 0;
     for (const SearchResult& p : r.parts) done += p.stats.tasks_done, total += p.stats.tasks_total;
-    if (options.time_budget_s > 0) os << "time budget " << seconds_text(options.time_budget_s) << ": ";
+    if (planned_budget(options) > 0)
+      os << "time budget " << seconds_text(planned_budget(options)) << ": ";
     os << "search " << seconds_text(r.search_seconds) << " of its "
        << seconds_text(search_budget)
        << (r.stop_reason == StopReason::kExhausted
@@ -641,13 +690,17 @@ Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
 
 std::string summary_table(const SearchResult& r) {
   std::ostringstream os;
-  os << " rank  kernel-ops  graph-defined  block-ops  device-MiB  model-us  task\n";
+  const bool staged = !r.stages.empty();
+  os << " rank  kernel-ops  graph-defined  block-ops  device-MiB  model-us  task"
+     << (staged ? "  stage" : "") << "\n";
   for (size_t i = 0; i < r.candidates.size(); ++i) {
     const Candidate& c = r.candidates[i];
     os << std::setw(5) << i + 1 << std::setw(12) << c.kernel_ops << std::setw(15)
        << c.graph_defined_ops << std::setw(11) << c.block_ops << std::setw(12) << std::fixed
        << std::setprecision(2) << static_cast<double>(c.device_bytes) / (1 << 20) << std::setw(10)
-       << c.model_seconds * 1e6 << std::setw(6) << c.task << "\n";
+       << c.model_seconds * 1e6 << std::setw(6) << c.task;
+    if (staged) os << std::setw(7) << c.stage + 1;
+    os << "\n";
   }
   os << "stop: " << stop_reason_name(r.stop_reason) << "\n";
   if (!r.stages.empty()) {

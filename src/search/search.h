@@ -41,6 +41,7 @@ struct SuperoptimizeResult {
   std::optional<ir::KernelGraph> best;
   verify::Verdict certified;         // of `best` against the program (when options.certify)
   bool certify_ran = false;
+  bool program_itself = false;       // `best` is the program as given (no part found better)
   std::vector<std::string> certify_rejected;  // candidates certify rejected, and how
   // Whether `best` is proven: certify ran and said VERIFIED. Only then may a caller hand it out
   // without the user's opt-in (mugraph search/optimize --accept-unproved).

@@ -57,6 +57,14 @@ TEST(Plan, ShapesOfThePaperBenchmarks) {
   EXPECT_EQ(sm.ops, 3);
   EXPECT_EQ(sm.loop_reductions, 1);
   EXPECT_EQ(sm.parallel, 16);
+  // 12 rows: power-of-two grid sizes split them into at most 4 (a planned grid of at least 12
+  // blocks could never be built); 3 with grid sizes that include it.
+  const ir::KernelGraph rows12 = parse_ok(
+      "input X : f16[12, 64]\nE = exp(X)\nD = sum(E, dim=1, group=64)\nP = div(E, D)\n"
+      "output P\n");
+  EXPECT_EQ(plan_shape(rows12, 2).parallel, 4);
+  EXPECT_EQ(plan_shape(rows12, 2, {1, 3, 12}).parallel, 12);
+  EXPECT_EQ(plan_stages(rows12, SearchOptions{})[1].options.min_blocks, 4);
 }
 
 TEST(Plan, StagesFollowTheShapes) {
@@ -101,6 +109,7 @@ TEST(Plan, StagesFollowTheShapes) {
   ASSERT_TRUE(d.has_value());
   EXPECT_EQ(d->options.max_block_ops, 19);
   EXPECT_FALSE(deeper(*d).has_value());
+  ASSERT_TRUE(deeper(st[1]).has_value());
   EXPECT_EQ(deeper(st[1])->options.max_block_ops, 15);
   EXPECT_FALSE(deeper(st[0]).has_value());
   EXPECT_FALSE(deeper(st[3]).has_value());
