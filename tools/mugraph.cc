@@ -279,6 +279,9 @@ int cmd_optimize(Options& o) {
   if (!t.ok()) return fail(t.status());
   driver::OptimizeOptions oo;
   oo.search = search_options(o, *t);
+  // Like `search`: a cut search leaves a checkpoint in OUT, and --resume continues it.
+  if (oo.search.checkpoint.empty() && !o.out_dir.empty())
+    oo.search.checkpoint = o.out_dir + "/search/checkpoint.json";
   oo.top_n = o.top_n;
   oo.runs = o.runs;
   oo.seed = o.seed + 1;
@@ -292,6 +295,9 @@ int cmd_optimize(Options& o) {
   if (!o.out_dir.empty()) {
     if (Status s = driver::write_optimize_results(*r, *g, o.out_dir); !s.ok()) return fail(s);
     std::cout << "written to " << o.out_dir << "\n";
+    if (r->search.stop_reason != search::StopReason::kExhausted)
+      std::cerr << "search stopped early (" << search::stop_reason_name(r->search.stop_reason)
+                << "); search further with --resume --checkpoint " << oo.search.checkpoint << "\n";
   } else {
     std::cout << "\n" << ir::print_graph(r->chosen().graph);
   }
@@ -470,7 +476,7 @@ int main(int argc, char** argv) {
   auto* op = app.add_subcommand("optimize", "search, certify, rank by the cost model, generate and measure: the best kernel graph");
   op->add_option("PROGRAM", o.file, "the program (uGraph of predefined ops)")->required();
   add_search_flags(op, o, targets);
-  op->add_option("--out", o.out_dir, "write best.mu/.json, best_cpu.cc, report.txt and search/ here");
+  op->add_option("--out", o.out_dir, "write best.mu/.json, best_cpu.cc, report.txt and search/ here (a cut search leaves search/checkpoint.json*: --resume continues it)");
   op->add_option("--top", o.top_n, "variants measured (default 8)");
   op->add_option("--runs", o.runs, "timing rounds per batch: program and variants interleaved, median and spread reported, more batches while the spread is above 10% (default 10)");
   auto* cg = app.add_subcommand("codegen", "print the generated source of a uGraph: C++ for cpu, CUDA for a GPU target");
