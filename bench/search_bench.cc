@@ -172,7 +172,9 @@ int main(int argc, char** argv) {
         }
         std::printf("| %-16s | %-22s | %-5s | %7.1f | %-40s | %-10s |\n", p.name, form,
                     found ? "yes" : "NO", part.stats.first_candidate_seconds, best,
-                    r->certify_ran ? std::string(verify::verdict_name(r->certified.kind)).c_str() : "-");
+                    r->program_itself ? "itself"
+                    : r->certify_ran  ? std::string(verify::verdict_name(r->certified.kind)).c_str()
+                                      : "-");
       }
       for (const std::string& line : part.stages) std::printf("|   %s\n", line.c_str());
       std::fflush(stdout);

@@ -237,12 +237,14 @@ int cmd_search(Options& o) {
     std::cout << "\n"
               << driver::text_with_verdict(*r->best,
                                            std::string(verify::verdict_name(r->certified.kind)) +
-                                               " (certify): " + r->certified.summary);
+                                               (r->program_itself ? ": " : " (certify): ") +
+                                               r->certified.summary);
   if (r->stop_reason != search::StopReason::kExhausted) {
     std::cerr << "search stopped early (" << search::stop_reason_name(r->stop_reason) << ")";
     if (!so.checkpoint.empty()) {
       std::cerr << "; continue with --resume --checkpoint " << so.checkpoint;
-      if (so.plan) std::cerr << " (the planned search's stages are in " << so.checkpoint << ".stage-*)";
+      if (so.plan)
+        std::cerr << " (the planned search's stages are in " << so.checkpoint << "[.partK].stage-*)";
     }
     std::cerr << "\n";
     if (!r->best) return 5;
@@ -295,12 +297,12 @@ int cmd_optimize(Options& o) {
   if (!o.out_dir.empty()) {
     if (Status s = driver::write_optimize_results(*r, *g, o.out_dir); !s.ok()) return fail(s);
     std::cout << "written to " << o.out_dir << "\n";
-    if (r->search.stop_reason != search::StopReason::kExhausted)
-      std::cerr << "search stopped early (" << search::stop_reason_name(r->search.stop_reason)
-                << "); search further with --resume --checkpoint " << oo.search.checkpoint << "\n";
   } else {
     std::cout << "\n" << ir::print_graph(r->chosen().graph);
   }
+  if (r->search.stop_reason != search::StopReason::kExhausted && !oo.search.checkpoint.empty())
+    std::cerr << "search stopped early (" << search::stop_reason_name(r->search.stop_reason)
+              << "); search further with --resume --checkpoint " << oo.search.checkpoint << "\n";
   return 0;
 }
 

@@ -336,7 +336,8 @@ Result<std::string> write_search_results(const search::SuperoptimizeResult& r,
       return error("cannot remove the earlier '", (fs::path(dir) / stale).string(), "'");
   if (hand_out_best(r, accept_unproved)) {
     const std::string verdict = std::string(verify::verdict_name(r.certified.kind)) +
-                                " (certify): " + r.certified.summary;
+                                (r.program_itself ? std::string(": ") : " (certify): ") +
+                                r.certified.summary;
     MG_RETURN_IF_ERROR(write(fs::path(dir) / "best.mu", text_with_verdict(*r.best, verdict)));
     MG_RETURN_IF_ERROR(write(fs::path(dir) / "best.json", json_with(*r.best, verdict)));
   }

@@ -420,7 +420,7 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
   r.min_gain = o.min_gain;
   MG_RETURN_IF_ERROR(validate(program, r.target));
   // The whole command's deadline; each step gets its share of what is left when it starts.
-  Deadline all = Deadline::after(search::planned_budget(o.search));
+  Deadline all = o.search.deadline.earliest(Deadline::after(search::planned_budget(o.search)));
   all.with_cancel(o.search.cancel);
   r.budget_s = all.none() ? 0 : search::planned_budget(o.search);
   auto step = [&](const std::string& name, auto&& body) -> Status {

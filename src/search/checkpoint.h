@@ -1,6 +1,6 @@
 // The search's checkpoint: the wire format of finished tasks (their screened graphs, verdicts
 // and counters) and of the tasks a stopped run cut short, for --resume (and, later, for task
-// results sent between MPI ranks). JSON, format "mugraph.search-checkpoint", version 3.
+// results sent between MPI ranks). JSON, format "mugraph.search-checkpoint", version 4.
 #pragma once
 
 #include <string>

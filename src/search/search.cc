@@ -143,7 +143,7 @@ Status check_search_input(const ir::KernelGraph& program, const SearchOptions& o
                  " must be >= 1 (--screen-samples)");
   if (!(o.time_budget_s >= 0))
     return error("search options: time budget ", o.time_budget_s,
-                 " s must be >= 0 (--time-budget; 0: none)");
+                 " s must be >= 0 (--time-budget; 0: none, or 60 s for a planned space)");
   if (o.threads < 0)
     return error("search options: threads ", o.threads, " must be >= 0 (--threads; 0: all cores)");
   return ok_status();
@@ -408,12 +408,6 @@ Result<SearchResult> search_planned(const ir::KernelGraph& program, const Search
   auto checkpoint_of = [&](const SearchOptions& so) {
     return o.checkpoint + ".stage-" + fingerprint(program, so);
   };
-  // Stage 1 always runs and writes its file: without it there is nothing of this search there.
-  if (o.resume && !std::filesystem::exists(checkpoint_of(stages[0].options)))
-    return error("--resume: no checkpoint of this planned search at ", o.checkpoint,
-                 ".stage-* (", checkpoint_of(stages[0].options),
-                 " is missing; a planned search of another program, target or options, or a "
-                 "search with space flags, writes other files)");
   SearchResult all;
   std::set<uint64_t> seen;
   auto not_reached = [&](size_t from, StopReason why) {
@@ -423,7 +417,11 @@ Result<SearchResult> search_planned(const ir::KernelGraph& program, const Search
     if (all.stop_reason == StopReason::kExhausted) all.stop_reason = why;
   };
   for (size_t k = 0; k < stages.size(); ++k) {
-    if (deadline.passed()) {
+    // Past the deadline, a resumed search still replays the stages it has files of (their
+    // finished tasks are read back, nothing runs).
+    const bool replay = o.resume && !o.checkpoint.empty() &&
+                        std::filesystem::exists(checkpoint_of(stages[k].options));
+    if (deadline.passed() && !replay) {
       not_reached(k, deadline.cancelled() ? StopReason::kCancelled : StopReason::kTimeLimit);
       break;
     }
@@ -446,8 +444,10 @@ Result<SearchResult> search_planned(const ir::KernelGraph& program, const Search
                                                      Clock::now(), !o.checkpoint.empty()));
     if (r.stats.first_candidate_seconds >= 0) r.stats.first_candidate_seconds += start;
     const StopReason stop = r.stop_reason;
-    // Deeper only when the block-op limit cut something: some prefix reached it.
-    const bool deepen = stop == StopReason::kExhausted && r.stats.deepest >= so.max_block_ops;
+    // Deeper only when the block-op limit cut something: some prefix reached it, or the steps
+    // rule cut a prefix too far from the outputs for the ops left.
+    const bool deepen = stop == StopReason::kExhausted &&
+                        (r.stats.deepest >= so.max_block_ops || r.stats.pruned[PruneRule::kSteps] > 0);
     merge_stage(all, std::move(r), static_cast<int>(k), stages[k].name, seen);
     if (stop == StopReason::kCancelled || stop == StopReason::kMemoryLimit ||
         stop == StopReason::kStateLimit) {
@@ -616,6 +616,22 @@ Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
   const Deadline search_end = options.certify ? all.share(kSearchShare) : all;
   const double search_budget = search_end.left();
   r.partition = partition_lax(program);
+  if (options.plan && options.resume && !options.checkpoint.empty()) {
+    // A planned search writes CHECKPOINT[.partK].stage-HASH files; none at all: a wrong path, or
+    // another program's or options' search (whose files carry other names or none).
+    const std::filesystem::path ck(options.checkpoint);
+    const std::filesystem::path dir = ck.parent_path().empty() ? "." : ck.parent_path();
+    bool any = false;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string n = e.path().filename().string();
+      any = any || (n.rfind(ck.filename().string() + ".", 0) == 0 && n.find(".stage-") != std::string::npos);
+    }
+    if (!any)
+      return error("--resume: no checkpoint of a planned search at ", options.checkpoint,
+                   "[.partK].stage-* (a search with space flags writes ", options.checkpoint,
+                   " itself; rerun without --resume to start afresh)");
+  }
   std::vector<ir::KernelGraph> chosen;
   const size_t nparts = r.partition.parts.size();
   for (size_t k = 0; k < nparts; ++k) {

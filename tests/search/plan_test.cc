@@ -6,6 +6,7 @@
 
 #include <filesystem>
 
+#include "ir/text.h"
 #include "search/plan.h"
 #include "search/search.h"
 #include "test_util.h"
@@ -58,7 +59,7 @@ TEST(Plan, ShapesOfThePaperBenchmarks) {
   EXPECT_EQ(sm.loop_reductions, 1);
   EXPECT_EQ(sm.parallel, 16);
   // 12 rows: power-of-two grid sizes split them into at most 4 (a planned grid of at least 12
-  // blocks could never be built); 3 with grid sizes that include it.
+  // blocks could never be built); 12 with grid sizes that include it.
   const ir::KernelGraph rows12 = parse_ok(
       "input X : f16[12, 64]\nE = exp(X)\nD = sum(E, dim=1, group=64)\nP = div(E, D)\n"
       "output P\n");
@@ -139,6 +140,8 @@ TEST(Plan, ResumeReplaysFinishedStages) {
   auto first = search_lax(planned("softmax"), o);
   ASSERT_TRUE(first.ok()) << first.status().message();
   ASSERT_EQ(first->stop_reason, StopReason::kExhausted) << summary_table(*first);
+  // It deepened (a decision the resumed run must take again from the saved deepest prefix).
+  EXPECT_GT(first->stages.size(), plan_stages(planned("softmax"), o).size());
   int files = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir))
     files += e.path().filename().string().rfind("checkpoint.json.stage-", 0) == 0;
@@ -152,6 +155,53 @@ TEST(Plan, ResumeReplaysFinishedStages) {
     EXPECT_EQ(again->candidates[i].hash, first->candidates[i].hash);
   EXPECT_EQ(again->stages.size(), first->stages.size());
   std::filesystem::remove_all(dir);
+}
+
+// --resume with no checkpoint of a planned search there is an error, not a fresh search.
+TEST(Plan, ResumeWithoutCheckpointIsAnError) {
+  const std::string dir = ::testing::TempDir() + "/plan_resume_none";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  SearchOptions o;
+  o.plan = true;
+  o.threads = 1;
+  o.time_budget_s = 5;
+  o.checkpoint = dir + "/checkpoint.json";
+  o.resume = true;
+  auto r = superoptimize(planned("softmax"), o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("no checkpoint of a planned search"), std::string::npos)
+      << r.status().message();
+  std::filesystem::remove_all(dir);
+}
+
+// When every Lax part's best is the part's own ops, the answer is the program as given:
+// VERIFIED with nothing to prove (here relu splits the program into parts, and only
+// predefined ops are searched, so each part's only candidate is itself).
+TEST(Plan, ProgramItselfIsHandedOutAsGiven) {
+  const ir::KernelGraph g = parse_ok(
+      "input X : f16[8, 16]\ninput W1 : f16[16, 16]\ninput W2 : f16[16, 8]\n"
+      "H = matmul(X, W1)\nR = relu(H)\nO = matmul(R, W2)\noutput O\n");
+  SearchOptions o;
+  o.threads = 1;
+  o.max_kernel_ops = 1;
+  o.max_graph_defined_ops = 0;
+  auto r = superoptimize(g, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_TRUE(r->best.has_value());
+  EXPECT_TRUE(r->program_itself);
+  EXPECT_TRUE(r->verified());
+  EXPECT_EQ(ir::print_graph(*r->best), ir::print_graph(g));
+  // A candidate other than the program is certified as before (never "itself").
+  auto lora = superoptimize(load_example("lora"), [] {
+    SearchOptions l;
+    l.threads = 1;
+    l.max_kernel_ops = 2;
+    l.max_graph_defined_ops = 0;
+    return l;
+  }());
+  ASSERT_TRUE(lora.ok()) << lora.status().message();
+  EXPECT_FALSE(lora->program_itself);
 }
 
 // With no search flags, each program's best uGraph is one graph-defined kernel, and certify
