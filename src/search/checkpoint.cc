@@ -20,7 +20,8 @@ std::string fingerprint(const ir::KernelGraph& program, const SearchOptions& o) 
      << o.max_graph_defined_ops << "," << o.max_block_outputs << "," << o.max_kernel_op_inputs
      << "," << o.min_blocks << "," << o.max_blocks << "," << o.max_grid_dims << ","
      << o.prune << "," << o.seed << "," << o.target.name << "," << o.max_open_tensors << ","
-     << o.screen_samples << "," << o.prune_by_steps << "," << o.split_block_tasks << "|";
+     << o.screen_samples << "," << o.prune_by_steps << "," << o.split_block_tasks << ","
+     << o.coarse_grids_first << "|";
   for (auto k : o.kernel_ops) os << ir::op_name(k) << ",";
   os << "|";
   for (auto k : o.block_ops) os << ir::op_name(k) << ",";
@@ -61,8 +62,7 @@ SearchStats stats_from_json(const json& j) {
 
 constexpr const char* kCheckpointFormat = "mugraph.search-checkpoint";
 constexpr int kCheckpointVersion = 4;  // 3: fused graphs with their screen verdicts;
-                                       // 4: tasks numbered coarsest grid first, the
-                                       // deepest prefix per task
+                                       // 4: the deepest prefix per task
 
 }  // namespace
 

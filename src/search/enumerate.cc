@@ -532,9 +532,10 @@ Enumerator::Enumerator(const ir::KernelGraph& program, const SearchOptions& opti
       }
   // Coarsest grids (fewest blocks) first: what a time budget reaches first; the same
   // candidates.
-  std::stable_sort(c.blocks.begin(), c.blocks.end(), [](const auto& a, const auto& b) {
-    return a.grid[0] * a.grid[1] * a.grid[2] < b.grid[0] * b.grid[1] * b.grid[2];
-  });
+  if (options.coarse_grids_first)
+    std::stable_sort(c.blocks.begin(), c.blocks.end(), [](const auto& a, const auto& b) {
+      return a.grid[0] * a.grid[1] * a.grid[2] < b.grid[0] * b.grid[1] * b.grid[2];
+    });
 
   Worker counter(c, -1, nullptr);
   counter.run();

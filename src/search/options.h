@@ -86,6 +86,10 @@ struct SearchOptions {
   // 1), each choice of its block graph's first op: one large block search is then shared by
   // the threads. Same candidates either way.
   bool split_block_tasks = true;
+  // Order the tasks by block configuration with the fewest blocks first (else x-major over
+  // grid_sizes). Same candidates; what a time budget reaches first changes. The planned
+  // search sets it (plan.h).
+  bool coarse_grids_first = false;
   double time_budget_s = 0;        // 0: none. superoptimize: search and certify together (the
                                    // search gets kSearchShare of it, certify the rest)
   Deadline deadline;               // also stop here (set by callers that share a budget)

@@ -76,6 +76,7 @@ std::vector<Stage> plan_stages(const ir::KernelGraph& program, const SearchOptio
   stages.push_back(make_stage(pre, 0.1, false));
 
   SearchOptions one = base;
+  one.coarse_grids_first = true;  // the coarsest grid first: nTrans's rows, QKNorm's heads
   one.max_kernel_ops = 1;
   one.max_graph_defined_ops = 1;
   one.min_blocks = std::max<int64_t>(1, std::min(base.min_blocks, shape.parallel));

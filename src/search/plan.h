@@ -19,6 +19,8 @@
 // A single-kernel stage that is exhausted (found or not) is followed, while time is left, by
 // the same with 2 more block ops, up to 4 more than planned (the expert's count is a guess).
 //
+// Tasks run coarsest grid first (SearchOptions::coarse_grids_first): a budget reaches the
+// grids of fewest blocks first.
 // Grids: at least min(32, P) blocks, P = the largest grid whose dims each split an index no
 // output sums over evenly (a grid of whole rows when a row is all there is: nTrans's 8 rows
 // give 8 blocks; 12 rows give 4 with power-of-two grid sizes). Everything else is the caller's options (threads, pruning, target, seed, screens).

@@ -96,6 +96,8 @@ TEST(Plan, StagesFollowTheShapes) {
   EXPECT_EQ(st[3].options.max_graph_defined_ops, 2);
   EXPECT_EQ(st[3].options.max_kernel_ops, 2);
   EXPECT_FALSE(st[3].single_kernel);
+  EXPECT_TRUE(flat.coarse_grids_first);
+  EXPECT_TRUE(loop.coarse_grids_first);
   for (const Stage& s : st) {
     EXPECT_EQ(s.options.threads, 3);
     EXPECT_EQ(s.options.seed, 7u);
