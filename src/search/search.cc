@@ -398,6 +398,9 @@ void merge_stage(SearchResult& all, SearchResult&& r, int stage, const std::stri
     all.stop_reason = r.stop_reason;
 }
 
+// A planned search's stage checkpoint: CHECKPOINT[.partK] + this + the stage's fingerprint.
+constexpr const char* kStageFileInfix = ".stage-";
+
 // The planned space (plan.h): its stages in turn, each within its share of the time left; a
 // single-kernel stage that is exhausted, with some prefix at its block-op limit, is followed
 // by a deeper one while time is left.
@@ -406,7 +409,7 @@ Result<SearchResult> search_planned(const ir::KernelGraph& program, const Search
                                     const Deadline& deadline, Clock::time_point t0) {
   std::vector<Stage> stages = plan_stages(program, o);
   auto checkpoint_of = [&](const SearchOptions& so) {
-    return o.checkpoint + ".stage-" + fingerprint(program, so);
+    return o.checkpoint + kStageFileInfix + fingerprint(program, so);
   };
   SearchResult all;
   std::set<uint64_t> seen;
@@ -625,7 +628,7 @@ Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
     std::error_code ec;
     for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
       const std::string n = e.path().filename().string();
-      any = any || (n.rfind(ck.filename().string() + ".", 0) == 0 && n.find(".stage-") != std::string::npos);
+      any = any || (n.rfind(ck.filename().string() + ".", 0) == 0 && n.find(kStageFileInfix) != std::string::npos);
     }
     if (!any)
       return error("--resume: no checkpoint of a planned search at ", options.checkpoint,

@@ -129,16 +129,23 @@ TEST(Plan, StagesFollowTheShapes) {
   EXPECT_EQ(ews[2].options.max_kernel_ops, 2);
 }
 
+// Planned-search options checkpointing into a fresh directory `dir` under the test's temp dir.
+SearchOptions planned_in(const std::string& dir, int threads, double budget_s) {
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  SearchOptions o;
+  o.plan = true;
+  o.threads = threads;
+  o.time_budget_s = budget_s;
+  o.checkpoint = dir + "/checkpoint.json";
+  return o;
+}
+
 // A planned search's checkpoint: one file per stage, finished ones included; resumed, every
 // stage is read back (no task runs again) and the candidates are the same.
 TEST(Plan, ResumeReplaysFinishedStages) {
   const std::string dir = ::testing::TempDir() + "/plan_resume";
-  std::filesystem::remove_all(dir);
-  SearchOptions o;
-  o.plan = true;
-  o.threads = 2;
-  o.time_budget_s = 60;
-  o.checkpoint = dir + "/checkpoint.json";
+  SearchOptions o = planned_in(dir, 2, 60);
   auto first = search_lax(planned("softmax"), o);
   ASSERT_TRUE(first.ok()) << first.status().message();
   ASSERT_EQ(first->stop_reason, StopReason::kExhausted) << summary_table(*first);
@@ -162,13 +169,7 @@ TEST(Plan, ResumeReplaysFinishedStages) {
 // --resume with no checkpoint of a planned search there is an error, not a fresh search.
 TEST(Plan, ResumeWithoutCheckpointIsAnError) {
   const std::string dir = ::testing::TempDir() + "/plan_resume_none";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  SearchOptions o;
-  o.plan = true;
-  o.threads = 1;
-  o.time_budget_s = 5;
-  o.checkpoint = dir + "/checkpoint.json";
+  SearchOptions o = planned_in(dir, 1, 5);
   o.resume = true;
   auto r = superoptimize(planned("softmax"), o);
   ASSERT_FALSE(r.ok());
