@@ -16,15 +16,25 @@
 // uGraph and certify's verdict. GQA counts twice: FlashAttention (one kernel with a loop) and
 // FlashDecoding (split-KV: two graph-defined kernels).
 //
+// Ranks (issue 24 item 2): under `mpirun -np N`, RMSNorm+MatMul at reduced shapes (the
+// discovery test's program), one graph-defined kernel of up to 9 block ops: the search on rank
+// 0 alone with one thread, on one process with N threads, and on the N ranks with one thread
+// each, in this one run; the same candidates each time (checked), the speedups, and the
+// distribution of task times that bounds scaling (no run can take less than its longest task).
+//
 //   build/bench/search_bench [--budget S] [--bench-budget S] [--only table5|programs|planned]
 //                            [--space mirage|ours]   (Table 5's search space; default mirage)
+//   mpirun -np 2 build/bench/search_bench --only ranks
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
 
 #include "driver/driver.h"
 #include "search/plan.h"
+#include "search/distributed.h"
 #include "search/search.h"
+#include "support/transport.h"
 
 using namespace mugraph;
 
@@ -48,9 +58,69 @@ void header() {
               std::string(36, '-').c_str());
 }
 
+// --only ranks (rank 0; the others serve its tasks).
+int ranks_bench(Transport* mpi) {
+  if (!mpi) return std::fprintf(stderr, "--only ranks: run it under mpirun -np N (N >= 2)\n"), 1;
+  search::Ranks ranks(*mpi, search::kDefaultRankTimeoutSeconds,
+                      [](const std::string& l) { std::fprintf(stderr, "%s\n", l.c_str()); });
+  const std::string path = std::string(MUGRAPH_EXAMPLES_DIR) + "/../tests/data/search/rms_norm_matmul.mu";
+  auto g = driver::load_graph_file(path);
+  if (!g.ok()) return std::fprintf(stderr, "%s\n", g.status().message().c_str()), 1;
+  search::SearchOptions o;
+  o.max_kernel_ops = 1;
+  o.max_block_ops = 9;
+  o.grid_sizes = {1, 2, 4, 8};
+  o.min_blocks = 1;
+  o.forloop_ranges = {1, 4};
+  const int n = mpi->size();
+  std::printf("## Ranks: RMSNorm+MatMul X[4,64] W[64,32], 1 kernel, 9 block ops, grids 1-8, "
+              "loops 1 4; %d ranks\n\n", n);
+  std::printf("| %-34s | %8s | %8s | %11s | %5s |\n", "run", "time s", "speedup", "tasks", "found");
+  std::printf("|%s|----------|----------|-------------|-------|\n", std::string(36, '-').c_str());
+  double base = 0;
+  std::vector<uint64_t> first;
+  std::vector<double> task_seconds;
+  for (int run = 0; run < 3; ++run) {
+    search::SearchOptions ro = o;
+    ro.threads = run == 1 ? n : 1;
+    ro.ranks = run == 2 ? &ranks : nullptr;
+    auto r = search::search_lax(*g, ro);
+    if (!r.ok()) return std::fprintf(stderr, "%s\n", r.status().message().c_str()), 1;
+    std::vector<uint64_t> hashes;
+    for (const auto& c : r->candidates) hashes.push_back(c.hash);
+    if (run == 0) base = r->stats.total_seconds, first = hashes, task_seconds = r->task_seconds;
+    char label[80];
+    std::snprintf(label, sizeof label, "%s", run == 0   ? "rank 0 alone, 1 thread"
+                                             : run == 1 ? "one process, N threads"
+                                                        : "N ranks, 1 thread each");
+    std::printf("| %-34s | %8.2f | %7.2fx | %5d/%-5d | %5zu |%s\n", label, r->stats.total_seconds,
+                base / r->stats.total_seconds, r->stats.tasks_done, r->stats.tasks_total,
+                r->candidates.size(), hashes == first ? "" : " CANDIDATES DIFFER");
+    std::fflush(stdout);
+    if (hashes != first) return 1;
+  }
+  std::sort(task_seconds.begin(), task_seconds.end());
+  double sum = 0;
+  for (double t : task_seconds) sum += t;
+  auto pct = [&](double p) {
+    return task_seconds[std::min(task_seconds.size() - 1,
+                                 static_cast<size_t>(p * static_cast<double>(task_seconds.size())))];
+  };
+  std::printf("\nTask times (rank 0 alone): %zu tasks, %.2f s in all; median %.4f s, p90 %.4f s, "
+              "p99 %.4f s, longest %.3f s (%.1f%% of the whole: at most %.0fx from any number of "
+              "ranks)\n", task_seconds.size(), sum, pct(0.5), pct(0.9), pct(0.99),
+              task_seconds.back(), 100 * task_seconds.back() / sum, sum / task_seconds.back());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  auto joined = join_mpi(&argc, &argv);
+  if (!joined.ok()) return std::fprintf(stderr, "%s\n", joined.status().message().c_str()), 1;
+  const std::unique_ptr<Transport> mpi = std::move(joined).value();
+  if (mpi && mpi->rank() != 0)
+    return search::serve_tasks(*mpi, 1, nullptr, search::kDefaultRankTimeoutSeconds);
   double budget = 60, bench_budget = 120;
   std::string only;
   bool our_space = false;  // Table 5: Mirage's space unless --space ours
@@ -60,6 +130,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--bench-budget")) bench_budget = std::atof(argv[i + 1]);
     if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
   }
+  if (only == "ranks") return ranks_bench(mpi.get());
   if (only.empty() || only == "table5") {
     auto g = driver::load_graph_file(example("rms_norm_matmul"));
     if (!g.ok()) return std::fprintf(stderr, "%s\n", g.status().message().c_str()), 1;

@@ -17,6 +17,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <thread>
 
 #include "driver/driver.h"
 #include "driver/cuda_backend.h"
@@ -24,8 +25,10 @@
 #include "ir/dot.h"
 #include "ir/json.h"
 #include "ir/text.h"
+#include "search/distributed.h"
 #include "search/plan.h"
 #include "support/memory.h"
+#include "support/transport.h"
 
 namespace {
 
@@ -56,6 +59,7 @@ struct Options {
   std::vector<std::string> input_scales;  // --input-scale NAME=S, applied to the program / A / REF
   std::string memory_budget;              // --memory-budget SIZE (search, optimize, verify)
   bool memory_budget_given = false;
+  double rank_timeout = search::kDefaultRankTimeoutSeconds;  // --rank-timeout (under MPI)
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -422,6 +426,9 @@ void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
   c->add_flag("--accept-unproved", o.accept_unproved,
               "hand out a best uGraph that certify accepts without proof (PASSED, UNPROVED)");
   c->add_flag("--quiet", o.quiet, "no progress lines on stderr");
+  c->add_option("--rank-timeout", o.rank_timeout,
+                "under mpirun: seconds a rank may be silent before its tasks run elsewhere "
+                "(default 10)");
   c->add_option("--seed", o.seed, "verifier seed (default 0)");
   c->add_option("--target", o.target, targets);
   add_input_scale_flag(c, o);
@@ -430,7 +437,29 @@ void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
 
 }  // namespace
 
+// Under `mpirun -np N` (N > 1): ranks other than 0 serve rank 0's search tasks
+// (search/distributed.h) for `search` and `optimize`, and do nothing for the other commands;
+// rank 0 runs the command. Each rank's threads default to its share of its machine's cores.
+int run_mpi_rank(Transport& mpi, CLI::App* se, CLI::App* op, Options& o) {
+  if (!(o.rank_timeout > 0)) return fail(error("--rank-timeout must be > 0, got ", o.rank_timeout));
+  if (o.search.threads == 0)
+    o.search.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
+                                       mpi.local_size());
+  if (mpi.rank() == 0) return -1;  // rank 0: go on with the command
+  if (!*se && !*op) return 0;
+  std::signal(SIGINT, on_sigint);
+  return search::serve_tasks(mpi, o.search.threads, &g_interrupted, o.rank_timeout);
+}
+
 int main(int argc, char** argv) {
+  // First, before anything reads argv: MPI may take its own arguments out of it.
+  auto joined = join_mpi(&argc, &argv);
+  if (!joined.ok()) {
+    std::cerr << "error: " << joined.status().message() << "\n";
+    return kUserError;
+  }
+  const std::unique_ptr<Transport> mpi = std::move(joined).value();
+  std::unique_ptr<search::Ranks> ranks;  // rank 0's view of the others (destroyed first: QUIT)
   CLI::App app{"mugraph: a multi-level superoptimizer for tensor programs.\n"
                "Exit codes: 0 ok, 1 user error, 2 internal error, 3 compare found a difference,\n"
                "verify rejected the candidate, or search found no uGraph that certify accepts,\n"
@@ -502,6 +531,13 @@ int main(int argc, char** argv) {
       return kUserError;
     }
     set_memory_budget(b);
+  }
+  if (mpi) {
+    if (const int code = run_mpi_rank(*mpi, se, op, o); code >= 0) return code;
+    ranks = std::make_unique<search::Ranks>(*mpi, o.rank_timeout, [](const std::string& line) {
+      std::cerr << line << "\n";
+    });
+    o.search.ranks = ranks.get();
   }
   try {
     if (*check) return cmd_check(o);

@@ -1,6 +1,7 @@
-// The search's checkpoint: the wire format of finished tasks (their screened graphs, verdicts
-// and counters) and of the tasks a stopped run cut short, for --resume (and, later, for task
-// results sent between MPI ranks). JSON, format "mugraph.search-checkpoint", version 4.
+// The search's wire formats: the checkpoint (finished tasks with their screened graphs,
+// verdicts and counters, and the tasks a stopped run cut short, for --resume; JSON, format
+// "mugraph.search-checkpoint", version 5), and what rank 0 and the other ranks of a
+// distributed search send each other (search/distributed.h): the space, one task's result.
 #pragma once
 
 #include <string>
@@ -22,9 +23,20 @@ struct TaskResult {
   SearchStats stats;
 };
 
-// Everything a checkpoint must agree on: the program and every option that changes the tasks
-// or their results.
+// The space a search runs, as JSON text: the program and every option that changes its tasks
+// or their results (sizes, op kinds, grids, loops, the target's numbers, pruning, the oracle's
+// options, screens, seed). Execution options (threads, budgets, checkpoint, callbacks) are not
+// part of it.
+std::string space_text(const ir::KernelGraph& program, const SearchOptions& o);
+// Reads space_text back into `program` and the options it holds, in `o` (the others are kept).
+Status read_space(const std::string& text, ir::KernelGraph& program, SearchOptions& o);
+
+// Everything a checkpoint must agree on: a hash of space_text.
 std::string fingerprint(const ir::KernelGraph& program, const SearchOptions& o);
+
+// One task's result as text (everything in TaskResult, times included) and back.
+std::string task_result_text(const TaskResult& t);
+Result<TaskResult> read_task_result(const std::string& text);
 
 // Writes the done tasks and the cut ones (retry, not done) to `path` (through a temporary file).
 Status write_checkpoint(const std::string& path, const std::string& fp,

@@ -18,6 +18,8 @@
 
 namespace mugraph::search {
 
+class Ranks;  // search/distributed.h
+
 struct SearchOptions {
   // Plan the space from the program (search/plan.h: predefined kernels, one graph-defined
   // kernel deepened over block ops, two kernels) instead of searching the one the sizes and
@@ -99,6 +101,9 @@ struct SearchOptions {
   bool resume = false;             // continue from `checkpoint`
   // Called about once a second from the search's main thread with a one-line status.
   std::function<void(const std::string&)> progress;
+  // The other ranks of an MPI job (`mpirun -np N`), which then run tasks too (null: this
+  // process alone). Same candidates either way.
+  Ranks* ranks = nullptr;
 };
 
 // The pruning rules, declared once: the enumerator counts every op it cuts under its rule
@@ -145,6 +150,7 @@ struct SearchStats {
   uint64_t duplicates = 0;      // verified, but structurally equal to an earlier candidate
   uint64_t over_memory = 0;     // complete, but their screen needs more than the memory budget
   int tasks_total = 0, tasks_done = 0;
+  int tasks_by_ranks = 0;       // finished tasks that other MPI ranks ran (SearchOptions::ranks)
   double oracle_seconds = 0;    // building (saturating) the oracle
   double enumerate_seconds = 0;  // summed over threads, verification excluded
   double verify_seconds = 0;     // screening, summed over threads
@@ -185,6 +191,9 @@ struct SearchResult {
   // A planned search (SearchOptions::plan): one line per stage, in the order run (the space,
   // its time, how it stopped, what it found); a stage the budget never reached says so.
   std::vector<std::string> stages;
+  // Seconds each finished task took (enumerate + screen), in task order: what bounds how far
+  // the search scales over threads and ranks (bench/search_bench --only ranks).
+  std::vector<double> task_seconds;
 };
 
 }  // namespace mugraph::search

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <iomanip>
 #include <map>
+#include <optional>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -15,10 +16,11 @@
 #include "opt/cost_model.h"
 #include "ir/canonical.h"
 #include "search/checkpoint.h"
+#include "search/distributed.h"
 #include "search/enumerate.h"
 #include "search/plan.h"
+#include "search/screen_task.h"
 #include "search/task_pool.h"
-#include "opt/fuse_threads.h"
 #include "support/hash.h"
 #include "support/memory.h"
 
@@ -27,7 +29,6 @@ namespace mugraph::search {
 using ir::canonical_hash;
 using ir::partition_lax;
 using ir::stitch;
-using opt::fuse_thread_graphs;
 
 std::string_view stop_reason_name(StopReason r) {
   switch (r) {
@@ -62,7 +63,9 @@ std::string SearchStats::to_string() const {
     os << (r.rule == PruneRule::kOracle ? " " : ", ") << r.label << " " << pruned[r.rule];
   os << "\n";
   os << "complete: " << completed << "; screen passed " << verified << ", rejected " << rejected
-     << "; duplicates " << duplicates << "; tasks " << tasks_done << "/" << tasks_total << "\n";
+     << "; duplicates " << duplicates << "; tasks " << tasks_done << "/" << tasks_total;
+  if (tasks_by_ranks > 0) os << " (" << tasks_by_ranks << " run by other MPI ranks)";
+  os << "\n";
   if (over_memory > 0)
     os << "not screened: " << over_memory
        << " complete uGraphs whose screen needs more than the memory budget (--memory-budget)\n";
@@ -80,17 +83,6 @@ using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// The candidate with its outputs reordered so that output i computes the program's output i
-// (the verifier matched program output i with candidate output perm[i]).
-ir::KernelGraph in_program_order(ir::KernelGraph g, const std::vector<int>& perm) {
-  if (perm.empty()) return g;
-  MG_CHECK(perm.size() == g.outputs.size(), "permutation of " << perm.size() << " outputs");
-  std::vector<ir::TensorId> outs;
-  for (int j : perm) outs.push_back(g.outputs[static_cast<size_t>(j)]);
-  g.outputs = outs;
-  return g;
 }
 
 int block_op_count(const ir::KernelGraph& g) {
@@ -173,95 +165,35 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
                  "or Ctrl-C stops them again (the state limit does not)");
   }
 
-  // The tasks run in a pool (task_pool.h); each result lands in its task's slot.
+  // The tasks run in a pool (task_pool.h), on this process's threads and on the other MPI
+  // ranks (distributed.h); each result lands in its task's slot.
   std::mutex mu;
   std::atomic<int> found{0};
   double first_found = -1;  // guarded by mu
   int deepest = 0;          // guarded by mu: the deepest prefix kept, any task (the lowest
-  int deepest_task = -1;    // task on a tie, whatever the thread count)
-  expr::Expr deepest_expr = nullptr;
-  auto screen = [&](ir::KernelGraph g, TaskResult& tr) -> bool {  // false: cut, stop the task
-    verify::VerifyOptions vo;
-    vo.mode = verify::Mode::kScreen;
-    vo.screen_samples = o.screen_samples;
-    vo.threads = 1;  // the search's workers already use every core
-    vo.seed = o.seed ^ canonical_hash(g);
-    vo.undecided = verify::Undecided::kPowerMapThenFloatCheck;
-    vo.float_seed = o.seed;  // one reference float run for all candidates (cached)
-    vo.screen_every_entry = true;  // what is written passed a test on every entry
-    vo.every_entry_seed = o.seed;  // one reference evaluation for all candidates (cached)
-    vo.deadline = deadline;        // a screen past the budget stops inside (Verdict::cut)
-    const verify::Verdict v = verify::check(program, g, vo);
-    if (v.cut == "memory budget") {  // never checkable here: counted, said, not kept
-      ++tr.stats.over_memory;
-      return true;
-    }
-    if (!v.cut.empty()) return false;  // neither passed nor failed: re-run on resume
-    if (!verify::accepted(v.kind)) {
-      ++tr.stats.rejected;
-      return true;
-    }
-    ++tr.stats.verified;
-    tr.graphs.push_back(in_program_order(std::move(g), v.permutation));
-    tr.verdicts.push_back(std::string(verify::verdict_name(v.kind)) + " (screen, seed " +
-                          std::to_string(vo.seed) + "): " + v.summary);
-    if (found++ == 0) {
-      std::lock_guard<std::mutex> lock(mu);
-      if (first_found < 0) first_found = since(t0);
-    }
-    return true;
-  };
-  auto run_task = [&](int i, const StopCheck& check) {
-    const auto te = Clock::now();
-    Enumerator::TaskOutput out = en.run_task(i, check);
-    {
-      std::lock_guard<std::mutex> lock(mu);
-      if (out.deepest > deepest || (out.deepest == deepest && out.deepest > 0 && i < deepest_task))
-        deepest = out.deepest, deepest_expr = out.deepest_expr, deepest_task = i;
-    }
-    TaskResult tr;
-    tr.stats = out.stats;
-    tr.stats.deepest = out.deepest;
-    if (out.deepest_expr)
-      tr.stats.deepest_prefix = expr::to_string_abbreviated(out.deepest_expr, {}, 240);
-    tr.stats.enumerate_seconds = since(te);
-    const auto tv = Clock::now();
-    for (const ir::KernelGraph& complete : out.complete) {
-      // A screen of a paper-size candidate can take seconds: past the budget (or on Ctrl-C)
-      // the task stops here and is re-run on resume, like one stopped inside. What is screened
-      // is what is handed out: the fused graph.
-      if (check(0) || !screen(fuse_thread_graphs(complete), tr)) {
-        check(0);
-        out.finished = false;
-        break;
-      }
-    }
-    tr.stats.verify_seconds = since(tv);
-    tr.done = out.finished;
+  int deepest_task = -1;    // task on a tie, whatever the thread or rank count)
+  std::string deepest_prefix;
+  auto store = [&](int i, TaskResult tr) {
     std::lock_guard<std::mutex> lock(mu);
+    const int d = tr.stats.deepest;
+    if (d > deepest || (d == deepest && d > 0 && i < deepest_task))
+      deepest = d, deepest_prefix = tr.stats.deepest_prefix, deepest_task = i;
+    if (!tr.graphs.empty() && first_found < 0) first_found = since(t0);
     if (!tr.done) {  // stopped inside: run again (first) on resume
       tasks[static_cast<size_t>(i)].retry = true;
       return;
     }
     tasks[static_cast<size_t>(i)] = std::move(tr);
   };
+  const TaskContext context{program, o, en, deadline, [&found] { ++found; }};
+  auto run_task = [&](int i, const StopCheck& check) {
+    store(i, run_screened_task(context, i, check));
+  };
   StopPolicy policy;
   policy.cancel = o.cancel;
   policy.deadline = deadline;
   policy.max_states = o.max_states;
-  // The search's own memory (the resident set less what the verifier's checks reserved: those
-  // are bounded by their reservations) against half the memory budget, sampled at most every
-  // 0.2 s: the e-graph, the enumerated graphs of the running tasks, the candidates.
-  std::atomic<int64_t> next_memory_check{0};
-  policy.over_memory = [&]() -> bool {
-    const int64_t now = Clock::now().time_since_epoch().count();
-    int64_t due = next_memory_check.load();
-    if (now < due || !next_memory_check.compare_exchange_strong(
-                         due, now + std::chrono::duration_cast<Clock::duration>(
-                                        std::chrono::milliseconds(200)).count()))
-      return false;
-    return resident_bytes() - reserved_memory_bytes() > memory_budget() / 2;
-  };
+  policy.over_memory = search_memory_check();
   TaskPoolOptions po;
   po.threads = o.threads;
   for (const TaskResult& t : tasks) {
@@ -282,9 +214,24 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
          << "/s), tasks " << done << "/" << ntasks << ", candidates passed the screen " << found.load();
       o.progress(os.str());
     };
+  std::optional<RankRunner> ranks;
+  std::atomic<int> by_ranks{0};
+  if (o.ranks && o.ranks->live() > 0) {
+    ranks.emplace(*o.ranks, space_text(program, o), ntasks, deadline,
+                  [&](int i, TaskResult tr) {
+                    if (tr.done) ++by_ranks;
+                    store(i, std::move(tr));
+                  });
+    po.remote = &*ranks;
+  }
   const TaskPoolResult pool_result = run_tasks(ntasks, run_task, policy, po);
+  if (ranks) {
+    MG_RETURN_IF_ERROR(ranks->status());
+    ranks.reset();  // END: the other ranks drop the space
+  }
   result.stop_reason = pool_result.stop;
   result.stats.states_all = pool_result.states;
+  result.stats.tasks_by_ranks = by_ranks.load();
 
   // Merge finished tasks in task order: fuse, hash, dedup.
   result.stats.tasks_total = ntasks;
@@ -295,6 +242,7 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
     if (!t.done) continue;
     ++result.stats.tasks_done;
     result.stats.add(t.stats);
+    result.task_seconds.push_back(t.stats.enumerate_seconds + t.stats.verify_seconds);
     if (t.stats.deepest > result.stats.deepest) {  // the first task reaching it, in task order
       result.stats.deepest = t.stats.deepest;
       result.stats.deepest_prefix = t.stats.deepest_prefix;
@@ -327,7 +275,7 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
   if (!result.candidates.empty()) result.stats.first_candidate_seconds = first_found;
   if (deepest > result.stats.deepest) {  // an interrupted task got deeper than every finished one
     result.stats.deepest = deepest;
-    result.stats.deepest_prefix = expr::to_string_abbreviated(deepest_expr, {}, 240);
+    result.stats.deepest_prefix = deepest_prefix;
   }
   result.stats.total_seconds = since(t0);
   if (result.candidates.empty()) {
@@ -369,6 +317,7 @@ void merge_stage(SearchResult& all, SearchResult&& r, int stage, const std::stri
   s.add(r.stats);
   s.tasks_total += r.stats.tasks_total;
   s.tasks_done += r.stats.tasks_done;
+  s.tasks_by_ranks += r.stats.tasks_by_ranks;
   s.states_all += r.stats.states_all;
   s.fuse_seconds += r.stats.fuse_seconds;
   if (r.stats.deepest > s.deepest) {

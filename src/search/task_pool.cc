@@ -1,84 +1,196 @@
 #include "search/task_pool.h"
 
 #include <algorithm>
-#include <chrono>
 #include <condition_variable>
+#include <deque>
+#include <list>
+#include <memory>
 #include <mutex>
 #include <thread>
 
+#include "support/memory.h"
+
 namespace mugraph::search {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The pool's shared state: the task queue (relaxed tasks first, then the others in task
+// order; tasks of dead peers go back to its front), the stop flag and the state count.
+class Pool {
+ public:
+  Pool(int count, const StopPolicy& policy, const TaskPoolOptions& options)
+      : policy_(policy), options_(options) {
+    for (int i = 0; i < count; ++i)
+      if (flag(options.relaxed, i) && !flag(options.skip, i)) order_.push_back(i);
+    for (int i = 0; i < count; ++i)
+      if (!flag(options.relaxed, i) && !flag(options.skip, i)) order_.push_back(i);
+  }
+  size_t size() const { return order_.size(); }
+  bool relaxed(int i) const { return flag(options_.relaxed, i); }
+
+  // The next task to run (skipping those a stop rules out), or nullopt.
+  std::optional<std::pair<int, bool>> take() {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (;;) {
+      int i;
+      if (!again_.empty()) {
+        i = again_.front();
+        again_.pop_front();
+      } else if (next_ < order_.size()) {
+        i = order_[next_++];
+      } else {
+        return std::nullopt;
+      }
+      if (!skipped_by_stop(relaxed(i))) return std::make_pair(i, relaxed(i));
+    }
+  }
+  bool has_more() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return !again_.empty() || next_ < order_.size();
+  }
+  void put_back(int i) {
+    std::lock_guard<std::mutex> lock(mu_);
+    again_.push_back(i);
+  }
+
+  // The policy's check; `relaxed` tasks ignore the state limit (and a stop that came from it).
+  bool check(uint64_t n, bool relaxed) {
+    const uint64_t s = states_.fetch_add(n) + n;
+    if (skipped_by_stop(relaxed)) return true;
+    if (policy_.cancel && policy_.cancel->load()) return stop_for(StopReason::kCancelled);
+    if (policy_.deadline.passed()) return stop_for(StopReason::kTimeLimit);
+    if (!relaxed && policy_.max_states > 0 && s > policy_.max_states)
+      return stop_for(StopReason::kStateLimit);
+    if (policy_.over_memory && policy_.over_memory()) return stop_for(StopReason::kMemoryLimit);
+    return false;
+  }
+  bool stop_for(StopReason why) {
+    int expected = static_cast<int>(StopReason::kExhausted);
+    stop_code_.compare_exchange_strong(expected, static_cast<int>(why));
+    stop_ = true;
+    return true;
+  }
+  StopReason stop_reason() const { return static_cast<StopReason>(stop_code_.load()); }
+  uint64_t states() const { return states_.load(); }
+
+ private:
+  static bool flag(const std::vector<bool>& v, int i) {
+    return static_cast<size_t>(i) < v.size() && v[static_cast<size_t>(i)];
+  }
+  bool skipped_by_stop(bool relaxed) const {
+    return stop_.load() && !(relaxed && stop_reason() == StopReason::kStateLimit);
+  }
+
+  const StopPolicy& policy_;
+  const TaskPoolOptions& options_;
+  std::vector<int> order_;
+  mutable std::mutex mu_;
+  size_t next_ = 0;        // guarded by mu_
+  std::deque<int> again_;  // guarded by mu_: tasks of dead peers
+  std::atomic<uint64_t> states_{0};
+  std::atomic<bool> stop_{false};
+  std::atomic<int> stop_code_{static_cast<int>(StopReason::kExhausted)};
+};
+
+// The threads of this process: each takes tasks until none is left. More can be added while
+// the pool runs (a dead peer's tasks after every thread has finished).
+class Threads {
+ public:
+  Threads(Pool& pool, const std::function<void(int, const StopCheck&)>& run_task)
+      : pool_(pool), run_task_(run_task) {}
+  ~Threads() {
+    for (std::thread& t : threads_) t.join();
+  }
+  void start(int n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    running_ += n;
+    for (int t = 0; t < n; ++t) threads_.emplace_back([this] { work(); });
+  }
+  int running() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return running_;
+  }
+  // Waits until no thread runs or `timeout` passed; true when none runs.
+  bool wait(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, timeout, [this] { return running_ == 0; });
+  }
+
+ private:
+  void work() {
+    while (std::optional<std::pair<int, bool>> t = pool_.take()) {
+      const bool relaxed = t->second;
+      const StopCheck stop_check = [this, relaxed](uint64_t n) { return pool_.check(n, relaxed); };
+      run_task_(t->first, stop_check);
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    --running_;
+    cv_.notify_all();
+  }
+
+  Pool& pool_;
+  const std::function<void(int, const StopCheck&)>& run_task_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  int running_ = 0;
+  std::list<std::thread> threads_;
+};
+
+// The calling thread's loop with peers: hand them tasks, collect, re-queue a dead peer's
+// tasks (with a thread to run them when every thread has finished), tick.
+void drive_remote(Pool& pool, Threads& threads, RemoteRunner& remote,
+                  const TaskPoolOptions& options) {
+  auto last_tick = Clock::now();
+  for (;;) {
+    const RemoteRunner::Pumped p = remote.pump([&pool] { return pool.take(); },
+                                               pool.stop_reason(), std::chrono::milliseconds(2));
+    pool.check(p.states, false);  // the peers' states count; the policy is checked here too
+    if (p.stop != StopReason::kExhausted) pool.stop_for(p.stop);
+    for (int i : p.lost) pool.put_back(i);
+    const bool idle = threads.running() == 0;
+    if (idle && pool.has_more()) threads.start(1);
+    if (idle && remote.in_flight() == 0 && !pool.has_more()) break;
+    if (options.tick && Clock::now() - last_tick >= std::chrono::seconds(1)) {
+      options.tick(pool.states());
+      last_tick = Clock::now();
+    }
+  }
+}
+
+}  // namespace
+
+std::function<bool()> search_memory_check() {
+  auto next = std::make_shared<std::atomic<int64_t>>(0);
+  return [next]() -> bool {
+    const int64_t now = Clock::now().time_since_epoch().count();
+    int64_t due = next->load();
+    const int64_t period =
+        std::chrono::duration_cast<Clock::duration>(std::chrono::milliseconds(200)).count();
+    if (now < due || !next->compare_exchange_strong(due, now + period)) return false;
+    return resident_bytes() - reserved_memory_bytes() > memory_budget() / 2;
+  };
+}
 
 TaskPoolResult run_tasks(int count, const std::function<void(int, const StopCheck&)>& run_task,
                          const StopPolicy& policy, const TaskPoolOptions& options) {
-  auto flag = [](const std::vector<bool>& v, int i) {
-    return static_cast<size_t>(i) < v.size() && v[static_cast<size_t>(i)];
-  };
-  std::vector<int> order;  // relaxed tasks first, then the others in task order
-  for (int i = 0; i < count; ++i)
-    if (flag(options.relaxed, i) && !flag(options.skip, i)) order.push_back(i);
-  for (int i = 0; i < count; ++i)
-    if (!flag(options.relaxed, i) && !flag(options.skip, i)) order.push_back(i);
-
-  std::atomic<size_t> next{0};
-  std::atomic<uint64_t> states{0};
-  std::atomic<bool> stop{false};
-  std::atomic<int> stop_code{static_cast<int>(StopReason::kExhausted)};
-  auto stop_for = [&](StopReason why) {
-    int expected = static_cast<int>(StopReason::kExhausted);
-    stop_code.compare_exchange_strong(expected, static_cast<int>(why));
-    stop = true;
-    return true;
-  };
-  // The policy's check; `relaxed` tasks ignore the state limit (and a stop that came from it).
-  auto check = [&](uint64_t n, bool relaxed) -> bool {
-    const uint64_t s = states.fetch_add(n) + n;
-    if (stop.load() && !(relaxed && stop_code == static_cast<int>(StopReason::kStateLimit)))
-      return true;
-    if (policy.cancel && policy.cancel->load()) return stop_for(StopReason::kCancelled);
-    if (policy.deadline.passed()) return stop_for(StopReason::kTimeLimit);
-    if (!relaxed && policy.max_states > 0 && s > policy.max_states)
-      return stop_for(StopReason::kStateLimit);
-    if (policy.over_memory && policy.over_memory()) return stop_for(StopReason::kMemoryLimit);
-    return false;
-  };
-  std::mutex mu;
-  std::condition_variable cv;
-  int running = 0;
-  auto worker = [&] {
-    for (;;) {
-      const size_t slot = next.fetch_add(1);
-      if (slot >= order.size()) break;
-      const int i = order[slot];
-      const bool relaxed = flag(options.relaxed, i);
-      if (stop.load() && !(relaxed && stop_code == static_cast<int>(StopReason::kStateLimit)))
-        continue;
-      const StopCheck stop_check = [&check, relaxed](uint64_t n) { return check(n, relaxed); };
-      run_task(i, stop_check);
-    }
-    std::lock_guard<std::mutex> lock(mu);
-    --running;
-    cv.notify_all();
-  };
+  Pool pool(count, policy, options);
   int nthreads = options.threads > 0
                      ? options.threads
                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  nthreads = std::max(1, std::min(nthreads, std::max(static_cast<int>(order.size()), 1)));
-  running = nthreads;
-  std::vector<std::thread> threads;
-  for (int t = 0; t < nthreads; ++t) threads.emplace_back(worker);
+  nthreads = std::max(1, std::min(nthreads, std::max(static_cast<int>(pool.size()), 1)));
   {
-    std::unique_lock<std::mutex> lock(mu);
-    while (running > 0) {
-      cv.wait_for(lock, std::chrono::seconds(1));
-      if (options.tick && running > 0) {
-        lock.unlock();
-        options.tick(states.load());
-        lock.lock();
-      }
+    Threads threads(pool, run_task);
+    threads.start(nthreads);
+    if (options.remote) {
+      drive_remote(pool, threads, *options.remote, options);
+    } else {
+      while (!threads.wait(std::chrono::seconds(1)))
+        if (options.tick) options.tick(pool.states());
     }
-  }
-  for (std::thread& t : threads) t.join();
-  return {static_cast<StopReason>(stop_code.load()), states.load()};
+  }  // joins the threads
+  return {pool.stop_reason(), pool.states()};
 }
 
 }  // namespace mugraph::search

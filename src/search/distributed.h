@@ -1,0 +1,98 @@
+// The search over several processes (`mpirun -np N mugraph search|optimize ...`): rank 0 runs
+// the command; the other ranks serve it, running the tasks of each search space rank 0 hands
+// them (dynamic hand-out from the task pool's queue, task_pool.h), and send back each task's
+// result. Rank 0 merges results in task order, as it does its own threads', so any number of
+// ranks gives the same candidates, the same best and the same checkpoints (which only rank 0
+// writes, so --resume works as without MPI).
+//
+// Protocol (JSON texts over a Transport, support/transport.h), per search space:
+//   rank 0 -> r   BEGIN {space id, space_text, task count, seconds left}: r builds the program's
+//                 oracle and the enumerator, and checks the task count
+//   rank 0 -> r   TASK {space, task, relaxed}           as r has room (its threads)
+//   r -> rank 0   RESULT {space, task, result, stop, states}   (result: checkpoint.h's text)
+//   r -> rank 0   STATUS {space, states}                 twice a second: the state count
+//   rank 0 -> r   STOP {space, reason}                   the stop policy fired (budget, ...)
+//   rank 0 -> r   END {space};  QUIT at the end of the command
+//   r -> rank 0   HELLO {threads} once, ERROR {message} when r cannot run a space.
+// A rank silent (no heartbeat: the transport beats on its own thread) for longer than the
+// rank timeout is taken for dead: its tasks go back to the queue and run elsewhere from their
+// start, and its late messages are ignored. A rank that hears nothing from rank 0 for that long
+// stops. (Open MPI ends the whole job when a rank dies unless mpirun is given
+// --enable-recovery; without it, a checkpointed search continues with --resume.)
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "search/checkpoint.h"
+#include "search/task_pool.h"
+#include "support/transport.h"
+
+namespace mugraph::search {
+
+// Seconds a rank may be silent before it is taken for dead (CLI --rank-timeout). Heartbeats
+// come every kHeartbeatSeconds from a thread of their own, so only a dead process, a stopped
+// one or a broken network stays silent this long.
+constexpr double kDefaultRankTimeoutSeconds = 10;
+
+// Rank 0's view of the other ranks, kept across the command's search spaces.
+class Ranks {
+ public:
+  // `log` receives one line per event worth telling the user (a rank lost, a rank's error).
+  Ranks(Transport& t, double timeout_s, std::function<void(const std::string&)> log = {});
+  ~Ranks();  // tells every live rank to quit
+  Ranks(const Ranks&) = delete;
+  Ranks& operator=(const Ranks&) = delete;
+
+  int live() const;  // other ranks not taken for dead
+
+  struct Peer {
+    bool alive = true;
+    int capacity = 0;          // its threads (0 until its HELLO came)
+    std::vector<int> running;  // tasks of the current space handed to it
+    uint64_t states = 0;       // its state count in the current space
+  };
+
+ private:
+  friend class RankRunner;
+  void drop(int rank, const std::string& why);  // take for dead; its tasks stay in `running`
+
+  Transport& t_;
+  double timeout_s_;
+  std::function<void(const std::string&)> log_;
+  std::vector<Peer> peers_;  // by rank (rank 0's own entry unused)
+  int next_space_ = 1;
+};
+
+// One search space's tasks on the other ranks: BEGIN at construction, END at destruction;
+// between them, the task pool pumps it (task_pool.h). `store(i, result)` receives task i's
+// result (done or cut short) as run_task would produce it.
+class RankRunner : public RemoteRunner {
+ public:
+  RankRunner(Ranks& ranks, const std::string& space, int tasks, const Deadline& deadline,
+             std::function<void(int, TaskResult)> store);
+  ~RankRunner() override;
+  Pumped pump(const TakeTask& take, StopReason stop, std::chrono::milliseconds wait) override;
+  int in_flight() const override;
+  // A rank that could not run the space, or a result that did not parse: the search's error.
+  const Status& status() const { return status_; }
+
+ private:
+  void receive(const Message& m, Pumped& p);
+
+  Ranks& r_;
+  int space_;
+  std::function<void(int, TaskResult)> store_;
+  bool told_stop_ = false;
+  Status status_;
+};
+
+// What a rank other than 0 does for `search` and `optimize`: serves rank 0 (the protocol
+// above) with `threads` threads (0: all cores) until rank 0 says QUIT (returns 0) or goes
+// silent for `timeout_s` (returns 1, saying so on stderr). `cancel` (Ctrl-C) stops its tasks.
+int serve_tasks(Transport& t, int threads, const std::atomic<bool>* cancel, double timeout_s);
+
+}  // namespace mugraph::search

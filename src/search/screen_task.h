@@ -1,0 +1,37 @@
+// One task of a search space, run and screened: enumerate its uGraphs (enumerate.h), fuse
+// each complete one's element-wise chains (opt/fuse_threads.h), screen it with the verifier,
+// and keep what passed with its verdict, outputs in the program's order. The task pool's
+// threads run it on rank 0, and the other ranks of a distributed search run the same function
+// (search/distributed.h), so a task's result does not depend on where it ran.
+#pragma once
+
+#include <functional>
+
+#include "ir/graph.h"
+#include "search/checkpoint.h"
+#include "search/enumerate.h"
+#include "search/options.h"
+#include "search/task_pool.h"
+#include "support/deadline.h"
+
+namespace mugraph::search {
+
+struct TaskContext {
+  const ir::KernelGraph& program;
+  const SearchOptions& options;  // the space's (seed and screen samples are read here)
+  const Enumerator& enumerator;
+  Deadline deadline;                // a screen past it stops inside
+  std::function<void()> on_found;  // a graph passed the screen (may be empty)
+};
+
+// Runs task `task` of c.enumerator. The result's `done` is false when `stop` or the deadline
+// cut it (it is then run again, from its start, on resume); its stats (deepest prefix and
+// its expression included) and times are set either way. A complete uGraph whose screen does
+// not fit the memory budget is counted (stats.over_memory), not kept.
+TaskResult run_screened_task(const TaskContext& c, int task, const StopCheck& stop);
+
+// `g` with its outputs reordered so that output i computes the program's output i (the
+// verifier matched program output i with g's output perm[i]; empty: as they are).
+ir::KernelGraph in_program_order(ir::KernelGraph g, const std::vector<int>& perm);
+
+}  // namespace mugraph::search

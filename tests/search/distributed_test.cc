@@ -1,0 +1,233 @@
+// The distributed search (search/distributed.h) over in-process ranks (support/transport.h's
+// LocalHub): the same candidates, verdicts and counters on 1, 2 and 3 ranks; a rank that dies
+// loses no task; a cut search resumes under ranks; wire texts round-trip; a rank that cannot
+// run a space is an error that names it. The same over real MPI processes: tests/tools/mpi_test.sh.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <mutex>
+#include <thread>
+
+#include "ir/text.h"
+#include "search/checkpoint.h"
+#include "search/distributed.h"
+#include "search/search.h"
+#include "support/transport.h"
+#include "target/target.h"
+#include "test_util.h"
+
+namespace mugraph::search {
+namespace {
+
+ir::KernelGraph load_data(const std::string& name) {
+  return testing::parse_ok(
+      testing::read_file(std::string(MUGRAPH_TEST_DATA_DIR) + "/search/" + name + ".mu"));
+}
+
+// GatedMLP at reduced shapes, two kernel ops: a few hundred tasks, about a second.
+SearchOptions gated_mlp_options() {
+  SearchOptions o;
+  o.max_kernel_ops = 2;
+  o.max_block_ops = 6;
+  o.grid_sizes = {1, 2};
+  o.min_blocks = 1;
+  o.forloop_ranges = {1, 4};
+  o.threads = 1;
+  return o;
+}
+
+// Rank 0 (this thread) and ranks 1..n-1 serving on threads of their own, each with one thread.
+struct InProcessJob {
+  LocalHub hub;
+  std::vector<std::thread> servers;
+  std::vector<int> codes;
+  std::unique_ptr<Ranks> ranks;
+  std::mutex mu;
+  std::vector<std::string> log;
+
+  InProcessJob(int n, double timeout_s) : hub(n), codes(static_cast<size_t>(n), -1) {
+    for (int r = 1; r < n; ++r)
+      servers.emplace_back([this, r, timeout_s] {
+        codes[static_cast<size_t>(r)] = serve_tasks(hub.endpoint(r), 1, nullptr, timeout_s);
+      });
+    ranks = std::make_unique<Ranks>(hub.endpoint(0), timeout_s, [this](const std::string& l) {
+      std::lock_guard<std::mutex> lock(mu);
+      log.push_back(l);
+    });
+  }
+  ~InProcessJob() { finish(); }
+  void finish() {
+    ranks.reset();  // QUIT
+    for (std::thread& t : servers) t.join();
+    servers.clear();
+  }
+  std::string all_log() {
+    std::lock_guard<std::mutex> lock(mu);
+    std::string s;
+    for (const std::string& l : log) s += l + "\n";
+    return s;
+  }
+};
+
+// Everything a user sees of the candidates: their text, verdicts and order, and the counters.
+std::string candidates_text(const SearchResult& r) {
+  std::string s;
+  for (const Candidate& c : r.candidates)
+    s += ir::print_graph(c.graph) + "# " + c.verdict_text + " task " + std::to_string(c.task) + "\n";
+  s += "completed " + std::to_string(r.stats.completed) + " rejected " +
+       std::to_string(r.stats.rejected) + " states " + std::to_string(r.stats.states()) +
+       " tasks " + std::to_string(r.stats.tasks_done) + "/" + std::to_string(r.stats.tasks_total);
+  return s;
+}
+
+TEST(Distributed, SameCandidatesOnOneTwoAndThreeRanks) {
+  const ir::KernelGraph p = load_data("gated_mlp");
+  for (int kernel_ops : {2, 1}) {  // 1: one graph-defined op, tasks split by first block op
+    SearchOptions o = gated_mlp_options();
+    o.max_kernel_ops = kernel_ops;
+    auto alone = search_lax(p, o);
+    ASSERT_TRUE(alone.ok()) << alone.status().message();
+    ASSERT_FALSE(alone->candidates.empty());
+    EXPECT_EQ(alone->stats.tasks_by_ranks, 0);
+    for (int n : {2, 3}) {
+      InProcessJob job(n, 30);
+      o.ranks = job.ranks.get();
+      auto r = search_lax(p, o);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      EXPECT_EQ(candidates_text(*r), candidates_text(*alone)) << n << " ranks";
+      EXPECT_GT(r->stats.tasks_by_ranks, 0) << n << " ranks: the others ran nothing";
+      EXPECT_LT(r->stats.tasks_by_ranks, r->stats.tasks_done);
+      job.finish();
+      for (int k = 1; k < n; ++k) EXPECT_EQ(job.codes[static_cast<size_t>(k)], 0);
+      EXPECT_EQ(job.all_log(), "");
+    }
+  }
+}
+
+// Rank 1 dies after saying hello: the tasks handed to it never come back, and once it has
+// been silent for the rank timeout they run elsewhere. Then a rank dies mid-search while a
+// third one lives on. Either way: the same candidates as one process.
+TEST(Distributed, ARankThatDiesLosesNoTask) {
+  const ir::KernelGraph p = load_data("gated_mlp");
+  SearchOptions o = gated_mlp_options();
+  auto alone = search_lax(p, o);
+  ASSERT_TRUE(alone.ok());
+  {
+    InProcessJob job(2, 0.3);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // its HELLO is sent
+    job.hub.kill(1);
+    o.ranks = job.ranks.get();
+    auto r = search_lax(p, o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(candidates_text(*r), candidates_text(*alone));
+    EXPECT_EQ(r->stats.tasks_by_ranks, 0);
+    EXPECT_EQ(job.ranks->live(), 0);
+    // One thread, so two tasks in flight (one waiting there while a result travels back).
+    EXPECT_NE(job.all_log().find("search: rank 1 was silent for 0.3 s (taken for dead); its 2 "
+                                 "running task(s) run again elsewhere"),
+              std::string::npos)
+        << job.all_log();
+    job.finish();
+    EXPECT_EQ(job.codes[1], 1);  // it heard nothing more from rank 0
+  }
+  {
+    InProcessJob job(3, 0.3);
+    o.ranks = job.ranks.get();
+    std::thread killer([&job] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      job.hub.kill(2);
+    });
+    auto r = search_lax(p, o);
+    killer.join();
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(candidates_text(*r), candidates_text(*alone));
+    EXPECT_GT(r->stats.tasks_by_ranks, 0);
+    EXPECT_NE(job.all_log().find("search: rank 2 was silent"), std::string::npos)
+        << job.all_log();
+  }
+}
+
+// A search cut by its state limit under ranks, resumed under ranks until done, finds what an
+// uninterrupted one does (rank 0 alone writes and reads the checkpoint).
+TEST(Distributed, CutAndResumedUnderRanksLosesNothing) {
+  const ir::KernelGraph p = load_data("gated_mlp");
+  SearchOptions o = gated_mlp_options();
+  auto alone = search_lax(p, o);
+  ASSERT_TRUE(alone.ok());
+  const std::string ckpt = ::testing::TempDir() + "/mugraph_distributed_resume.json";
+  std::remove(ckpt.c_str());
+  InProcessJob job(3, 30);
+  o.ranks = job.ranks.get();
+  o.checkpoint = ckpt;
+  o.max_states = alone->stats.states() / 5;
+  auto r = search_lax(p, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  int rounds = 0;
+  while (r->stop_reason != StopReason::kExhausted && rounds++ < 50) {
+    EXPECT_EQ(r->stop_reason, StopReason::kStateLimit);
+    o.resume = true;
+    r = search_lax(p, o);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+  }
+  EXPECT_GT(rounds, 0);
+  EXPECT_EQ(candidates_text(*r).substr(0, candidates_text(*r).rfind("completed")),
+            candidates_text(*alone).substr(0, candidates_text(*alone).rfind("completed")));
+  EXPECT_EQ(r->stats.completed, alone->stats.completed);
+}
+
+// What rank 0 sends (the space) and what comes back (a task's result) read back as written;
+// the fingerprint covers the options a checkpoint must agree on, the oracle's included.
+TEST(Distributed, WireTextsRoundTrip) {
+  const ir::KernelGraph p = load_data("gated_mlp");
+  SearchOptions o = gated_mlp_options();
+  o.target = target::local_cpu();
+  o.oracle.z3_fallback_budget_s = std::numeric_limits<double>::infinity();
+  o.block_ops = {ir::OpKind::kMatmul, ir::OpKind::kExp};
+  ir::KernelGraph q;
+  SearchOptions back;
+  ASSERT_TRUE(read_space(space_text(p, o), q, back).ok());
+  EXPECT_EQ(ir::print_graph(q), ir::print_graph(p));
+  EXPECT_EQ(space_text(q, back), space_text(p, o));
+  EXPECT_EQ(fingerprint(q, back), fingerprint(p, o));
+  EXPECT_EQ(back.target.shared_memory_per_block, o.target.shared_memory_per_block);
+  SearchOptions other = o;
+  other.oracle.unsaturated_rounds += 1;
+  EXPECT_NE(fingerprint(p, other), fingerprint(p, o));
+  EXPECT_FALSE(read_space("{\"program\": 1}", q, back).ok());
+
+  TaskResult t;
+  t.done = true;
+  t.graphs = {p};
+  t.verdicts = {"PASSED (screen): ok"};
+  t.stats.completed = 3;
+  t.stats.deepest = 4;
+  t.stats.deepest_prefix = "sum(64, mul(X, W))";
+  auto u = read_task_result(task_result_text(t));
+  ASSERT_TRUE(u.ok()) << u.status().message();
+  EXPECT_EQ(task_result_text(*u), task_result_text(t));
+  EXPECT_FALSE(read_task_result("{}").ok());
+}
+
+// A rank that cannot build the space rank 0 sent answers with an error, which the search
+// returns naming the rank; the tasks it held run elsewhere.
+TEST(Distributed, ARankThatCannotRunTheSpaceIsAnError) {
+  InProcessJob job(2, 30);
+  RankRunner runner(*job.ranks, "{\"program\": \"not a program\"}", 4, Deadline(),
+                    [](int, TaskResult) {});
+  std::vector<int> handed = {0, 1, 2, 3};
+  auto take = [&handed]() -> std::optional<std::pair<int, bool>> {
+    if (handed.empty()) return std::nullopt;
+    const int i = handed.front();
+    handed.erase(handed.begin());
+    return std::make_pair(i, false);
+  };
+  for (int i = 0; i < 2000 && runner.status().ok(); ++i)
+    runner.pump(take, StopReason::kExhausted, std::chrono::milliseconds(1));
+  ASSERT_FALSE(runner.status().ok());
+  EXPECT_NE(runner.status().message().find("rank 1: search space: "), std::string::npos)
+      << runner.status().message();
+  EXPECT_EQ(job.ranks->live(), 0);
+}
+
+}  // namespace
+}  // namespace mugraph::search
