@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cmath>
 #include <csignal>
+#include <sched.h>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -64,6 +65,13 @@ struct Options {
 
 std::atomic<bool> g_interrupted{false};
 extern "C" void on_sigint(int) { g_interrupted = true; }
+
+// Ctrl-C (SIGINT) and SIGTERM (what mpirun sends its ranks on Ctrl-C) stop a search cleanly:
+// what was found is kept and the checkpoint written.
+void catch_stop_signals(bool on) {
+  std::signal(SIGINT, on ? on_sigint : SIG_DFL);
+  std::signal(SIGTERM, on ? on_sigint : SIG_DFL);
+}
 
 int fail(const Status& s) {
   std::cerr << "error: " << s.message() << "\n";
@@ -221,9 +229,9 @@ int cmd_search(Options& o) {
   if (!t.ok()) return fail(t.status());
   search::SearchOptions so = search_options(o, *t);
   if (so.checkpoint.empty() && !o.out_dir.empty()) so.checkpoint = o.out_dir + "/checkpoint.json";
-  std::signal(SIGINT, on_sigint);
+  catch_stop_signals(true);
   auto r = driver::superoptimize(*g, so);
-  std::signal(SIGINT, SIG_DFL);
+  catch_stop_signals(false);
   if (!r.ok()) return fail(r.status());
   const bool hand_out = driver::hand_out_best(*r, o.accept_unproved);
   std::string summary;
@@ -293,9 +301,9 @@ int cmd_optimize(Options& o) {
   oo.seed = o.seed + 1;
   oo.certify.seed = o.seed;
   oo.accept_unproved = o.accept_unproved;
-  std::signal(SIGINT, on_sigint);
+  catch_stop_signals(true);
   auto r = driver::optimize(*g, oo);
-  std::signal(SIGINT, SIG_DFL);
+  catch_stop_signals(false);
   if (!r.ok()) return fail(r.status());
   std::cout << driver::format_report(*r, *g);
   if (!o.out_dir.empty()) {
@@ -442,12 +450,20 @@ void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
 // rank 0 runs the command. Each rank's threads default to its share of its machine's cores.
 int run_mpi_rank(Transport& mpi, CLI::App* se, CLI::App* op, Options& o) {
   if (!(o.rank_timeout > 0)) return fail(error("--rank-timeout must be > 0, got ", o.rank_timeout));
-  if (o.search.threads == 0)
-    o.search.threads = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) /
-                                       mpi.local_size());
+  if (o.search.threads == 0) {
+    // Its share of the machine's cores, and no more than the cores mpirun bound it to (Open
+    // MPI binds each of 2 ranks to one core unless told --bind-to none).
+    cpu_set_t set;
+    const int bound = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1 << 20;
+    const int share = static_cast<int>(std::thread::hardware_concurrency()) / mpi.local_size();
+    o.search.threads = std::max(1, std::min(share, bound));
+    if (bound < share && mpi.rank() == 0)
+      std::cerr << "note: mpirun bound each rank to " << bound << " core(s) of its share of "
+                << share << "; mpirun --bind-to none lets each use its share\n";
+  }
   if (mpi.rank() == 0) return -1;  // rank 0: go on with the command
   if (!*se && !*op) return 0;
-  std::signal(SIGINT, on_sigint);
+  catch_stop_signals(true);
   return search::serve_tasks(mpi, o.search.threads, &g_interrupted, o.rank_timeout);
 }
 
@@ -532,36 +548,52 @@ int main(int argc, char** argv) {
     }
     set_memory_budget(b);
   }
+  // The ranks on one machine share its memory: each gets its share of the budget.
+  if (mpi && mpi->local_size() > 1) set_memory_budget(memory_budget() / mpi->local_size());
   if (mpi) {
-    if (const int code = run_mpi_rank(*mpi, se, op, o); code >= 0) return code;
+    if (const int code = run_mpi_rank(*mpi, se, op, o); code >= 0) {
+      if (code != 0) mpi->end_job(code);  // rank 0 went silent: finalize would wait for it
+      return code;
+    }
     ranks = std::make_unique<search::Ranks>(*mpi, o.rank_timeout, [](const std::string& line) {
       std::cerr << line << "\n";
     });
     o.search.ranks = ranks.get();
   }
-  try {
-    if (*check) return cmd_check(o);
-    if (*run) return cmd_run(o);
-    if (*cmp) return cmd_compare(o);
-    if (*ver) return cmd_verify(o);
-    if (*ex) return cmd_expr(o);
-    if (*dot) return cmd_dot(o);
-    if (*se) {
-      plan_unless_space_given(se, o);
-      return cmd_search(o);
+  auto command = [&]() -> int {
+    try {
+      if (*check) return cmd_check(o);
+      if (*run) return cmd_run(o);
+      if (*cmp) return cmd_compare(o);
+      if (*ver) return cmd_verify(o);
+      if (*ex) return cmd_expr(o);
+      if (*dot) return cmd_dot(o);
+      if (*se) {
+        plan_unless_space_given(se, o);
+        return cmd_search(o);
+      }
+      if (*op) {
+        plan_unless_space_given(op, o);
+        if (op->count("--target") == 0) o.target = "cpu";  // the target this machine can measure
+        return cmd_optimize(o);
+      }
+      if (*cg) {
+        if (cg->count("--target") == 0) o.target = "cpu";
+        return cmd_codegen(o);
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "mugraph: " << e.what() << "\n";
+      return kInternalError;
     }
-    if (*op) {
-      plan_unless_space_given(op, o);
-      if (op->count("--target") == 0) o.target = "cpu";  // the target this machine can measure
-      return cmd_optimize(o);
-    }
-    if (*cg) {
-      if (cg->count("--target") == 0) o.target = "cpu";
-      return cmd_codegen(o);
-    }
-  } catch (const std::exception& e) {
-    std::cerr << "mugraph: " << e.what() << "\n";
     return kInternalError;
+  };
+  const int code = command();
+  if (ranks && ranks->lost() > 0) {  // MPI_Finalize would wait for the dead rank(s) forever
+    std::cout << std::flush;
+    std::cerr << "mugraph: " << ranks->lost() << " rank(s) lost; ending the MPI job (exit "
+              << code << ")\n";
+    ranks.reset();
+    mpi->end_job(code);
   }
-  return kInternalError;
+  return code;
 }

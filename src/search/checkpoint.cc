@@ -21,7 +21,8 @@ namespace {
 json stats_json(const SearchStats& s) {
   json j = {{"kernel_states", s.kernel_states}, {"block_states", s.block_states},
             {"completed", s.completed},         {"verified", s.verified},
-            {"rejected", s.rejected},           {"deepest", s.deepest},
+            {"rejected", s.rejected},           {"over_memory", s.over_memory},
+            {"deepest", s.deepest},
             {"deepest_prefix", s.deepest_prefix}};
   for (const PruneRuleInfo& r : kPruneRules) j[std::string("pruned_") + r.name] = s.pruned[r.rule];
   return j;
@@ -35,6 +36,7 @@ SearchStats stats_from_json(const json& j) {
   s.completed = j.at("completed");
   s.verified = j.at("verified");
   s.rejected = j.at("rejected");
+  s.over_memory = j.value("over_memory", uint64_t{0});
   s.deepest = j.at("deepest");
   s.deepest_prefix = j.at("deepest_prefix");
   return s;

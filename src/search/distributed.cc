@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "expr/abstract.h"
+#include "ir/text.h"
 #include "search/enumerate.h"
 #include "search/screen_task.h"
 
@@ -23,7 +24,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-enum Tag : int { kHello = 1, kBegin, kTask, kStop, kEnd, kQuit, kStatus, kResult, kError };
+enum Tag : int { kHello = 1, kBegin, kReady, kTask, kStop, kEnd, kQuit, kStatus, kResult, kError };
 
 void send_json(Transport& t, int dest, Tag tag, const json& j) { t.send(dest, tag, j.dump()); }
 
@@ -40,6 +41,8 @@ Ranks::~Ranks() {
   for (int r = 1; r < t_.size(); ++r)
     if (peers_[static_cast<size_t>(r)].alive) send_json(t_, r, kQuit, json::object());
 }
+
+int Ranks::lost() const { return t_.size() - 1 - live(); }
 
 int Ranks::live() const {
   int n = 0;
@@ -71,6 +74,7 @@ RankRunner::RankRunner(Ranks& ranks, const std::string& space, int tasks,
     Ranks::Peer& p = r_.peers_[static_cast<size_t>(r)];
     p.running.clear();
     p.states = 0;
+    p.ready = false;
     if (p.alive) r_.t_.send(r, kBegin, text);
   }
 }
@@ -97,6 +101,7 @@ void RankRunner::receive(const Message& m, Pumped& p) {
       peer.capacity = std::max(1, j.at("threads").get<int>());
       return;
     }
+    if (j.at("space").get<int>() != space_) return;  // an earlier space's last words
     if (m.tag == kError) {
       if (status_.ok())
         status_ = error("rank ", m.source, ": ", j.at("message").get<std::string>());
@@ -105,7 +110,10 @@ void RankRunner::receive(const Message& m, Pumped& p) {
       peer.running.clear();
       return;
     }
-    if (j.at("space").get<int>() != space_) return;  // an earlier space's last words
+    if (m.tag == kReady) {
+      peer.ready = true;
+      return;
+    }
     const uint64_t states = j.at("states");
     if (states > peer.states) p.states += states - peer.states, peer.states = states;
     if (m.tag != kResult) return;
@@ -114,8 +122,12 @@ void RankRunner::receive(const Message& m, Pumped& p) {
     if (it == peer.running.end()) return;
     peer.running.erase(it);
     auto tr = read_task_result(j.at("result").get<std::string>());
-    if (!tr.ok()) {
+    if (!tr.ok()) {  // a rank that garbles results is not to be trusted with more tasks
       if (status_.ok()) status_ = error("rank ", m.source, ": ", tr.status().message());
+      p.lost.push_back(task);
+      p.lost.insert(p.lost.end(), peer.running.begin(), peer.running.end());
+      r_.drop(m.source, "sent a result that does not parse");
+      peer.running.clear();
       return;
     }
     const auto stop = static_cast<StopReason>(j.at("stop").get<int>());
@@ -144,8 +156,8 @@ RemoteRunner::Pumped RankRunner::pump(const TakeTask& take, StopReason stop,
     r_.drop(r, why.str());
     peer.running.clear();
   }
-  if (stop != StopReason::kExhausted && !told_stop_) {
-    told_stop_ = true;
+  if (stop != told_stop_) {
+    told_stop_ = stop;
     for (int r = 1; r < t.size(); ++r)
       if (r_.peers_[static_cast<size_t>(r)].alive)
         send_json(t, r, kStop, {{"space", space_}, {"reason", static_cast<int>(stop)}});
@@ -153,7 +165,7 @@ RemoteRunner::Pumped RankRunner::pump(const TakeTask& take, StopReason stop,
   for (int r = 1; r < t.size(); ++r) {
     Ranks::Peer& peer = r_.peers_[static_cast<size_t>(r)];
     // One task more than its threads: the next one waits there while a result travels back.
-    while (peer.alive && static_cast<int>(peer.running.size()) < peer.capacity + 1) {
+    while (peer.alive && peer.ready && static_cast<int>(peer.running.size()) < peer.capacity + 1) {
       std::optional<std::pair<int, bool>> task = take();
       if (!task) break;
       peer.running.push_back(task->first);
@@ -168,13 +180,18 @@ RemoteRunner::Pumped RankRunner::pump(const TakeTask& take, StopReason stop,
 
 namespace {
 
+// A program's oracle and the expression pool it lives in.
+struct OracleHolder {
+  expr::ExprPool pool;
+  std::unique_ptr<expr::Oracle> oracle;
+};
+
 // A space being served: its program, options, oracle and enumerator, and how its tasks stop.
 struct ServedSpace {
   int id = 0;
   ir::KernelGraph program;
   SearchOptions options;
-  expr::ExprPool pool;
-  std::unique_ptr<expr::Oracle> oracle;
+  std::shared_ptr<OracleHolder> oracle;
   std::unique_ptr<Enumerator> enumerator;
   Deadline deadline;
   std::atomic<int> stop{static_cast<int>(StopReason::kExhausted)};
@@ -225,30 +242,45 @@ class Server {
   std::deque<Job> jobs_;                       // guarded by mu_
   std::vector<std::string> results_;           // guarded by mu_: RESULT texts to send
   std::shared_ptr<ServedSpace> current_;       // the main thread's
+  std::shared_ptr<OracleHolder> oracle_;       // the last space's, and its program's key
+  std::string oracle_key_;
   Clock::time_point last_status_ = Clock::now();
 };
 
 void Server::begin(const json& j) {
   auto s = std::make_shared<ServedSpace>();
   s->id = j.at("space");
-  if (Status st = read_space(j.at("text").get<std::string>(), s->program, s->options); !st.ok()) {
-    send_json(t_, 0, kError, {{"message", st.message()}});
-    return;
-  }
-  const expr::GraphExprs ge = expr::abstract_expressions(s->program, s->pool);
-  s->oracle = std::make_unique<expr::Oracle>(s->pool, ge.outputs, s->options.oracle);
-  s->enumerator = std::make_unique<Enumerator>(s->program, s->options, s->pool, *s->oracle);
-  if (s->enumerator->task_count() != j.at("tasks").get<int>()) {
-    send_json(t_, 0, kError,
-              {{"message", "the space has " + std::to_string(s->enumerator->task_count()) +
-                               " tasks here, " + std::to_string(j.at("tasks").get<int>()) +
-                               " on rank 0 (another mugraph version?)"}});
-    return;
-  }
+  // The deadline runs from BEGIN's arrival, building the oracle included, as on rank 0.
   if (!j.at("seconds_left").is_null())
     s->deadline = Deadline::after(j.at("seconds_left").get<double>());
   s->deadline.with_cancel(cancel_);
+  auto fail = [&](const std::string& why) {
+    send_json(t_, 0, kError, {{"space", s->id}, {"message", why}});
+  };
+  if (Status st = read_space(j.at("text").get<std::string>(), s->program, s->options); !st.ok())
+    return fail(st.message());
+  // The oracle depends on the program and the oracle options only: a planned search's stages
+  // of one part share it, as on rank 0.
+  const std::string key = ir::print_graph(s->program) + "|" +
+                          std::to_string(static_cast<int>(s->options.oracle.mode)) + "|" +
+                          std::to_string(s->options.oracle.unsaturated_rounds) + "|" +
+                          std::to_string(s->options.oracle.z3_fallback_budget_s);
+  if (!oracle_ || oracle_key_ != key) {
+    oracle_.reset();  // the old one may still be in use by a running task: shared_ptr
+    auto o = std::make_shared<OracleHolder>();
+    const expr::GraphExprs ge = expr::abstract_expressions(s->program, o->pool);
+    o->oracle = std::make_unique<expr::Oracle>(o->pool, ge.outputs, s->options.oracle);
+    oracle_ = std::move(o);
+    oracle_key_ = key;
+  }
+  s->oracle = oracle_;
+  s->enumerator =
+      std::make_unique<Enumerator>(s->program, s->options, oracle_->pool, *oracle_->oracle);
+  if (s->enumerator->task_count() != j.at("tasks").get<int>())
+    return fail("the space has " + std::to_string(s->enumerator->task_count()) + " tasks here, " +
+                std::to_string(j.at("tasks").get<int>()) + " on rank 0 (another mugraph version?)");
   current_ = std::move(s);
+  send_json(t_, 0, kReady, {{"space", current_->id}});
 }
 
 bool Server::handle(const Message& m) {
@@ -264,8 +296,14 @@ bool Server::handle(const Message& m) {
       return true;
     case kStop:
       if (current_ && current_->id == j.at("space").get<int>()) {
-        int expected = static_cast<int>(StopReason::kExhausted);
-        current_->stop.compare_exchange_strong(expected, j.at("reason").get<int>());
+        // A first stop, or one that ends relaxed tasks too after a state limit.
+        const int why = j.at("reason");
+        int now = current_->stop.load();
+        while ((now == static_cast<int>(StopReason::kExhausted) ||
+                now == static_cast<int>(StopReason::kStateLimit)) &&
+               why != static_cast<int>(StopReason::kExhausted) &&
+               !current_->stop.compare_exchange_weak(now, why)) {
+        }
       }
       return true;
     case kEnd:
@@ -344,7 +382,8 @@ int serve_tasks(Transport& t, int threads, const std::atomic<bool>* cancel, doub
       try {
         if (!server.handle(*m)) return 0;
       } catch (const json::exception& e) {
-        send_json(t, 0, kError, {{"message", std::string("bad message: ") + e.what()}});
+        std::cerr << "mugraph rank " << t.rank() << ": bad message from rank 0 (" << e.what()
+                  << "); ignored\n";
       }
     }
     server.flush();

@@ -7,18 +7,23 @@
 //
 // Protocol (JSON texts over a Transport, support/transport.h), per search space:
 //   rank 0 -> r   BEGIN {space id, space_text, task count, seconds left}: r builds the program's
-//                 oracle and the enumerator, and checks the task count
-//   rank 0 -> r   TASK {space, task, relaxed}           as r has room (its threads)
+//                 oracle (kept for the next space of the same program) and the enumerator,
+//                 checks the task count, and answers READY {space} (or ERROR {space, message})
+//   rank 0 -> r   TASK {space, task, relaxed}           once r is READY, as r has room (its
+//                                                        threads, plus one)
 //   r -> rank 0   RESULT {space, task, result, stop, states}   (result: checkpoint.h's text)
 //   r -> rank 0   STATUS {space, states}                 twice a second: the state count
-//   rank 0 -> r   STOP {space, reason}                   the stop policy fired (budget, ...)
+//   rank 0 -> r   STOP {space, reason}                   the stop policy fired (budget, ...);
+//                                                        again if a state limit is followed by
+//                                                        a stop that ends relaxed tasks too
 //   rank 0 -> r   END {space};  QUIT at the end of the command
-//   r -> rank 0   HELLO {threads} once, ERROR {message} when r cannot run a space.
+//   r -> rank 0   HELLO {threads} once, when it starts.
 // A rank silent (no heartbeat: the transport beats on its own thread) for longer than the
 // rank timeout is taken for dead: its tasks go back to the queue and run elsewhere from their
 // start, and its late messages are ignored. A rank that hears nothing from rank 0 for that long
-// stops. (Open MPI ends the whole job when a rank dies unless mpirun is given
-// --enable-recovery; without it, a checkpointed search continues with --resume.)
+// stops. Open MPI ends the whole job when a rank dies unless mpirun is given --enable-recovery;
+// with it, the job goes on, and ends through Transport::end_job (MPI_Abort with the command's
+// exit code) since MPI_Finalize would wait for the dead rank.
 #pragma once
 
 #include <atomic>
@@ -48,9 +53,11 @@ class Ranks {
   Ranks& operator=(const Ranks&) = delete;
 
   int live() const;  // other ranks not taken for dead
+  int lost() const;  // other ranks taken for dead (the job then ends with Transport::end_job)
 
   struct Peer {
     bool alive = true;
+    bool ready = false;        // it has built the current space (READY came)
     int capacity = 0;          // its threads (0 until its HELLO came)
     std::vector<int> running;  // tasks of the current space handed to it
     uint64_t states = 0;       // its state count in the current space
@@ -86,7 +93,7 @@ class RankRunner : public RemoteRunner {
   Ranks& r_;
   int space_;
   std::function<void(int, TaskResult)> store_;
-  bool told_stop_ = false;
+  StopReason told_stop_ = StopReason::kExhausted;
   Status status_;
 };
 

@@ -81,6 +81,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// How often a running search rewrites its checkpoint (when it has one): what a process killed
+// without warning loses at most. A write copies the finished tasks' graphs, a few ms.
+constexpr double kCheckpointSeconds = 10;
+
 double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
@@ -200,35 +204,50 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
     po.relaxed.push_back(t.retry && !t.done);
     po.skip.push_back(t.done);
   }
-  if (o.progress)
-    po.tick = [&](uint64_t s) {
-      int done = 0;
+  // About once a second: the progress line, and every kCheckpointSeconds the checkpoint (a
+  // process killed without warning, e.g. a whole MPI job when one rank dies, loses at most that).
+  auto last_checkpoint = Clock::now();
+  bool checkpointed = false;
+  Status periodic;  // the first failed periodic write
+  po.tick = [&](uint64_t s) {
+    if (!o.checkpoint.empty() && since(last_checkpoint) >= kCheckpointSeconds) {
+      std::vector<TaskResult> snapshot;
       {
         std::lock_guard<std::mutex> lock(mu);
-        for (const TaskResult& t : tasks) done += t.done;
+        snapshot = tasks;
       }
-      const double el = since(t0);
-      std::ostringstream os;
-      os << std::fixed << std::setprecision(1) << "search: " << el << " s, ~" << s
-         << " prefixes (" << static_cast<uint64_t>(static_cast<double>(s) / std::max(el, 1e-3))
-         << "/s), tasks " << done << "/" << ntasks << ", candidates passed the screen " << found.load();
-      o.progress(os.str());
-    };
+      if (Status w = write_checkpoint(o.checkpoint, fp, snapshot); !w.ok() && periodic.ok())
+        periodic = w;
+      checkpointed = true;
+      last_checkpoint = Clock::now();
+    }
+    if (!o.progress) return;
+    int done = 0;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (const TaskResult& t : tasks) done += t.done;
+    }
+    const double el = since(t0);
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(1) << "search: " << el << " s, ~" << s
+       << " prefixes (" << static_cast<uint64_t>(static_cast<double>(s) / std::max(el, 1e-3))
+       << "/s), tasks " << done << "/" << ntasks << ", candidates passed the screen " << found.load();
+    o.progress(os.str());
+  };
   std::optional<RankRunner> ranks;
   std::atomic<int> by_ranks{0};
   if (o.ranks && o.ranks->live() > 0) {
     ranks.emplace(*o.ranks, space_text(program, o), ntasks, deadline,
                   [&](int i, TaskResult tr) {
                     if (tr.done) ++by_ranks;
+                    found += static_cast<int>(tr.graphs.size());
                     store(i, std::move(tr));
                   });
     po.remote = &*ranks;
   }
   const TaskPoolResult pool_result = run_tasks(ntasks, run_task, policy, po);
-  if (ranks) {
-    MG_RETURN_IF_ERROR(ranks->status());
-    ranks.reset();  // END: the other ranks drop the space
-  }
+  Status ranks_status = ranks ? ranks->status() : ok_status();
+  ranks.reset();  // END: the other ranks drop the space
   result.stop_reason = pool_result.stop;
   result.stats.states_all = pool_result.states;
   result.stats.tasks_by_ranks = by_ranks.load();
@@ -270,8 +289,12 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
   }
   std::stable_sort(result.candidates.begin(), result.candidates.end(), better);
   result.stats.fuse_seconds = since(tf);
-  if ((keep_checkpoint || result.stop_reason != StopReason::kExhausted) && !o.checkpoint.empty())
+  if ((keep_checkpoint || checkpointed || result.stop_reason != StopReason::kExhausted ||
+       !ranks_status.ok()) &&
+      !o.checkpoint.empty())
     MG_RETURN_IF_ERROR(write_checkpoint(o.checkpoint, fp, tasks));
+  MG_RETURN_IF_ERROR(ranks_status);  // after the checkpoint: the finished tasks are kept
+  MG_RETURN_IF_ERROR(periodic);
   if (!result.candidates.empty()) result.stats.first_candidate_seconds = first_found;
   if (deepest > result.stats.deepest) {  // an interrupted task got deeper than every finished one
     result.stats.deepest = deepest;

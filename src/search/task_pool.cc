@@ -50,6 +50,14 @@ class Pool {
     std::lock_guard<std::mutex> lock(mu_);
     return !again_.empty() || next_ < order_.size();
   }
+  // Whether a task that is not relaxed is still queued (the peers' states then count against
+  // the state limit; while only relaxed ones are, they run free of it, as here).
+  bool unrelaxed_queued() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (int i : again_)
+      if (!relaxed(i)) return true;
+    return next_ < order_.size() && !relaxed(order_.back());
+  }
   void put_back(int i) {
     std::lock_guard<std::mutex> lock(mu_);
     again_.push_back(i);
@@ -69,10 +77,19 @@ class Pool {
   bool stop_for(StopReason why) {
     int expected = static_cast<int>(StopReason::kExhausted);
     stop_code_.compare_exchange_strong(expected, static_cast<int>(why));
+    if (why != StopReason::kStateLimit) {  // stops relaxed tasks too
+      expected = static_cast<int>(StopReason::kExhausted);
+      hard_code_.compare_exchange_strong(expected, static_cast<int>(why));
+    }
     stop_ = true;
     return true;
   }
   StopReason stop_reason() const { return static_cast<StopReason>(stop_code_.load()); }
+  // What the peers must be told: a stop that ends relaxed tasks too, else the state limit.
+  StopReason peers_stop() const {
+    const auto hard = static_cast<StopReason>(hard_code_.load());
+    return hard != StopReason::kExhausted ? hard : stop_reason();
+  }
   uint64_t states() const { return states_.load(); }
 
  private:
@@ -92,6 +109,7 @@ class Pool {
   std::atomic<uint64_t> states_{0};
   std::atomic<bool> stop_{false};
   std::atomic<int> stop_code_{static_cast<int>(StopReason::kExhausted)};
+  std::atomic<int> hard_code_{static_cast<int>(StopReason::kExhausted)};
 };
 
 // The threads of this process: each takes tasks until none is left. More can be added while
@@ -145,8 +163,9 @@ void drive_remote(Pool& pool, Threads& threads, RemoteRunner& remote,
   auto last_tick = Clock::now();
   for (;;) {
     const RemoteRunner::Pumped p = remote.pump([&pool] { return pool.take(); },
-                                               pool.stop_reason(), std::chrono::milliseconds(2));
-    pool.check(p.states, false);  // the peers' states count; the policy is checked here too
+                                               pool.peers_stop(), std::chrono::milliseconds(2));
+    // The peers' states count; the policy is checked here too.
+    pool.check(p.states, !pool.unrelaxed_queued());
     if (p.stop != StopReason::kExhausted) pool.stop_for(p.stop);
     for (int i : p.lost) pool.put_back(i);
     const bool idle = threads.running() == 0;

@@ -50,7 +50,8 @@ class RemoteRunner {
     std::vector<int> lost;                     // tasks of peers taken for dead: run elsewhere
   };
   // Hands tasks from `take` to peers with room, tells them to stop once `stop` is not
-  // kExhausted, takes in their results (the runner stores them, as run_task does), and waits
+  // kExhausted (again when it changes: a state limit, which relaxed tasks ignore, may be
+  // followed by a stop that ends them too), takes in their results (the runner stores them, as run_task does), and waits
   // up to `wait` for something to arrive.
   virtual Pumped pump(const TakeTask& take, StopReason stop, std::chrono::milliseconds wait) = 0;
   virtual int in_flight() const = 0;  // tasks handed out whose results have not come back

@@ -29,6 +29,7 @@ struct MpiPlugin {
   int (*recv)(int, int, char*, long long) = nullptr;
   void (*progress)() = nullptr;
   void (*drop_peer)(int) = nullptr;
+  void (*abort)(int) = nullptr;
   int (*finalize)() = nullptr;
 };
 
@@ -73,6 +74,12 @@ class MpiTransport : public Transport {
   double silent_seconds(int peer) const override {
     std::lock_guard<std::mutex> lock(mu_);
     return seconds_since(heard_.at(static_cast<size_t>(peer)));
+  }
+  void end_job(int code) override {
+    stop_ = true;
+    beat_.join();
+    std::lock_guard<std::mutex> lock(mu_);
+    p_.abort(code);
   }
   void forget(int peer) override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -163,8 +170,10 @@ Result<std::unique_ptr<Transport>> join_mpi(int* argc, char*** argv) {
   p.recv = reinterpret_cast<decltype(p.recv)>(sym("mugraph_mpi_recv"));
   p.progress = reinterpret_cast<decltype(p.progress)>(sym("mugraph_mpi_progress"));
   p.drop_peer = reinterpret_cast<decltype(p.drop_peer)>(sym("mugraph_mpi_drop_peer"));
+  p.abort = reinterpret_cast<decltype(p.abort)>(sym("mugraph_mpi_abort"));
   p.finalize = reinterpret_cast<decltype(p.finalize)>(sym("mugraph_mpi_finalize"));
-  if (!p.init || !p.isend || !p.iprobe || !p.recv || !p.progress || !p.drop_peer || !p.finalize)
+  if (!p.init || !p.isend || !p.iprobe || !p.recv || !p.progress || !p.drop_peer || !p.abort ||
+      !p.finalize)
     return error("the MPI plugin lacks a mugraph_mpi_* function (a plugin of another version?)");
   int rank = -1, size = 0, local_size = 1;
   char why[512] = {};
@@ -183,7 +192,8 @@ class LocalHub::Endpoint : public Transport {
   void send(int dest, int tag, std::string data) override {
     std::lock_guard<std::mutex> lock(hub_.mu_);
     Box& to = hub_.boxes_.at(static_cast<size_t>(dest));
-    const Box& me = hub_.boxes_[static_cast<size_t>(rank_)];
+    Box& me = hub_.boxes_[static_cast<size_t>(rank_)];
+    if (!me.dead && ++me.sends == me.die_at_send) hub_.kill_locked(rank_);
     if (me.dead || to.dead || me.forgot[static_cast<size_t>(dest)]) return;
     to.inbox.push_back({rank_, tag, std::move(data)});
   }
@@ -225,6 +235,15 @@ Transport& LocalHub::endpoint(int rank) { return *endpoints_.at(static_cast<size
 
 void LocalHub::kill(int rank) {
   std::lock_guard<std::mutex> lock(mu_);
+  kill_locked(rank);
+}
+
+void LocalHub::kill_at_send(int rank, int n) {
+  std::lock_guard<std::mutex> lock(mu_);
+  boxes_.at(static_cast<size_t>(rank)).die_at_send = n;
+}
+
+void LocalHub::kill_locked(int rank) {
   Box& b = boxes_.at(static_cast<size_t>(rank));
   b.dead = true;
   b.died = Clock::now();

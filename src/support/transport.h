@@ -48,6 +48,9 @@ class Transport {
   virtual double silent_seconds(int peer) const = 0;
   // `peer` is taken for dead: nothing more is sent to it (what is still queued is dropped).
   virtual void forget(int peer) { (void)peer; }
+  // Ends the whole job now with exit code `code`, without waiting for the other ranks: for a
+  // job that lost a rank (MPI_Finalize would wait for it forever). MPI: does not return.
+  virtual void end_job(int code) { (void)code; }
 };
 
 // Peers send heartbeats this often; a peer silent for many times this long is gone.
@@ -70,6 +73,8 @@ class LocalHub {
   // Rank `rank` crashes: what it sends is dropped, nothing more reaches it, and its peers stop
   // hearing from it (their silent_seconds grows from now).
   void kill(int rank);
+  // Rank `rank` dies as it tries to send its `n`-th message (that one is lost too).
+  void kill_at_send(int rank, int n);
   bool killed(int rank) const;
 
  private:
@@ -78,10 +83,13 @@ class LocalHub {
   struct Box {
     std::deque<Message> inbox;
     bool dead = false;
+    int sends = 0, die_at_send = 0;  // 0: never
     std::chrono::steady_clock::time_point died;
     // Peers this rank forgot (Transport::forget), and when: they hear nothing more from it.
     std::vector<std::optional<std::chrono::steady_clock::time_point>> forgot;
   };
+  void kill_locked(int rank);
+
   mutable std::mutex mu_;
   std::vector<Box> boxes_;
   std::vector<std::unique_ptr<Endpoint>> endpoints_;

@@ -61,7 +61,7 @@ if [ "$mode" = dies ]; then
   flags=(--quiet --max-kernel-ops 1 --max-block-ops 8 --grid-sizes 1 4 --min-blocks 1
          --forloop 1 4 --threads 1)
   "$mg" search "${flags[@]}" --out "$work/alone" "$prog" >/dev/null
-  "${mpirun[@]}" --enable-recovery -np 3 "$mg" search "${flags[@]}" --rank-timeout 1 \
+  timeout 120 "${mpirun[@]}" --enable-recovery -np 3 "$mg" search "${flags[@]}" --rank-timeout 1 \
     --out "$work/np3" "$prog" >"$work/np3.out" 2>"$work/np3.err" &
   job=$!
   # Rank 2's process: the mugraph whose environment says OMPI_COMM_WORLD_RANK=2.
@@ -82,6 +82,11 @@ if [ "$mode" = dies ]; then
   wait "$job"
   code=$?
   set -e
+  if [ "$code" = 124 ]; then
+    echo "FAIL: the job did not end within 120 s after losing a rank"
+    cat "$work/np3.err"
+    exit 1
+  fi
   if ! grep -q "search: rank 2 was silent for 1 s (taken for dead)" "$work/np3.err"; then
     echo "FAIL: rank 0 did not notice rank 2's death (mpirun exit $code)"
     cat "$work/np3.err"

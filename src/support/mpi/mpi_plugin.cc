@@ -2,9 +2,12 @@
 // plain C functions that mugraph loads with dlopen only when it was launched as several MPI
 // ranks, so that mugraph itself never links MPI. Built when CMake finds MPI.
 //
+// Sends never wait (see below); MPI_Finalize does wait for every rank, so a job that lost one ends
+// with mugraph_mpi_abort instead.
+//
 // Threading: MPI is initialized with MPI_THREAD_SERIALIZED; the caller (MpiTransport) makes
 // one call at a time, under its mutex. Sends are non-blocking (MPI_Isend of a copy kept until
-// the send completes), so a slow or dead peer never blocks the caller.
+// the send completes), so a slow or dead peer never blocks a send.
 #include <mpi.h>
 
 #include <climits>
@@ -119,6 +122,10 @@ void mugraph_mpi_drop_peer(int dest) {
     it = g_pending.erase(it);
   }
 }
+
+// Ends the whole job with exit code `code` (MPI_Abort): the way out once a rank has died, since
+// Open MPI's MPI_Finalize waits for every rank, the dead one included. Does not return.
+void mugraph_mpi_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code); }
 
 // Leaves the job. Sends still pending (to peers that never received them) are released first.
 int mugraph_mpi_finalize() {
