@@ -277,8 +277,11 @@ int cmd_search(Options& o) {
     std::cerr << "certify of the best uGraph was "
               << (r->certified.cut == "memory budget"
                       ? "not run (over the memory budget): not handed out; raise --memory-budget\n"
-                      : "cut (" + r->certified.cut +
-                            "): not handed out; give it more time (--time-budget)\n");
+                      : r->certified.cut == "cancelled"
+                            ? "interrupted: not handed out; run the command again (with --out "
+                              "and --resume the search goes on from its checkpoint)\n"
+                            : "cut (" + r->certified.cut +
+                                  "): not handed out; give it more time (--time-budget)\n");
     return 5;
   }
   return r->certify_ran && !verify::accepted(r->certified.kind) ? kMismatch : kNotVerified;
@@ -449,7 +452,6 @@ void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
 // (search/distributed.h) for `search` and `optimize`, and do nothing for the other commands;
 // rank 0 runs the command. Each rank's threads default to its share of its machine's cores.
 int run_mpi_rank(Transport& mpi, CLI::App* se, CLI::App* op, Options& o) {
-  if (!(o.rank_timeout > 0)) return fail(error("--rank-timeout must be > 0, got ", o.rank_timeout));
   if (o.search.threads == 0) {
     // Its share of the machine's cores, and no more than the cores mpirun bound it to (Open
     // MPI binds each of 2 ranks to one core unless told --bind-to none).
@@ -537,6 +539,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (mpi && mpi->rank() != 0) return e.get_exit_code() == 0 ? 0 : kUserError;  // rank 0 says it
     return app.exit(e) == 0 ? 0 : kUserError;
   }
   if (o.memory_budget_given) {
@@ -547,6 +550,11 @@ int main(int argc, char** argv) {
       return kUserError;
     }
     set_memory_budget(b);
+  }
+  if (!(o.rank_timeout > 0)) {  // rank 0 says it (every rank would, at once)
+    if (!mpi || mpi->rank() == 0)
+      std::cerr << "error: --rank-timeout must be > 0, got " << o.rank_timeout << "\n";
+    return kUserError;
   }
   // The ranks on one machine share its memory: each gets its share of the budget.
   if (mpi && mpi->local_size() > 1) set_memory_budget(memory_budget() / mpi->local_size());

@@ -666,7 +666,11 @@ Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
        << seconds_text(search_budget)
        << (r.stop_reason == StopReason::kExhausted
                ? std::string(" (finished)")
-               : " (cut by the " + std::string(stop_reason_name(r.stop_reason)) + ": " +
+               : " (cut by " + std::string(r.stop_reason == StopReason::kCancelled
+                                                ? "Ctrl-C"
+                                                : "the " + std::string(stop_reason_name(
+                                                               r.stop_reason))) +
+                     ": " +
                      std::to_string(done) + " of " + std::to_string(total) + " tasks done)");
     if (options.certify && r.certify_ran)
       os << ", certify " << seconds_text(r.certify_seconds)

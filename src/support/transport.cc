@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <limits>
 #include <thread>
 
@@ -60,7 +61,9 @@ class MpiTransport : public Transport {
   void send(int dest, int tag, std::string data) override {
     std::lock_guard<std::mutex> lock(mu_);
     if (forgotten_.at(static_cast<size_t>(dest))) return;
-    p_.isend(dest, tag, data.data(), static_cast<long long>(data.size()));
+    if (p_.isend(dest, tag, data.data(), static_cast<long long>(data.size())) != 0)
+      std::cerr << "mugraph rank " << rank_ << ": MPI could not send " << data.size()
+                << " bytes (tag " << tag << ") to rank " << dest << "\n";
     p_.progress();
   }
   std::optional<Message> poll() override {
@@ -95,7 +98,12 @@ class MpiTransport : public Transport {
     long long len = 0;
     if (p_.iprobe(tag, &source, &got_tag, &len) != 1) return std::nullopt;
     Message m{source, got_tag, std::string(static_cast<size_t>(len), '\0')};
-    p_.recv(source, got_tag, m.data.data(), len);
+    if (p_.recv(source, got_tag, m.data.data(), len) != 0) {
+      std::cerr << "mugraph rank " << rank_ << ": MPI could not receive " << len
+                << " bytes (tag " << got_tag << ") from rank " << source << "; dropped\n";
+      m.data.clear();
+      m.tag = kHeartbeatTag;  // not handed out: poll() skips it like a heartbeat
+    }
     if (source >= 0 && source < size_) heard_[static_cast<size_t>(source)] = Clock::now();
     return m;
   }
