@@ -61,12 +61,22 @@ void Ranks::drop(int rank, const std::string& why) {
          std::to_string(p.running.size()) + " running task(s) run again elsewhere");
 }
 
-RankRunner::RankRunner(Ranks& ranks, const std::string& space, int tasks,
-                       const Deadline& deadline, std::function<void(int, TaskResult)> store)
+std::string oracle_signature(const expr::Oracle& oracle) {
+  const expr::SaturationReport& s = oracle.stats().saturation;
+  std::ostringstream os;
+  os << s.stop_reason << " after " << s.iterations << " iterations, " << s.nodes << " nodes, "
+     << s.classes << " classes";
+  return os.str();
+}
+
+RankRunner::RankRunner(Ranks& ranks, const std::string& space, const std::string& oracle,
+                       int tasks, const Deadline& deadline,
+                       std::function<void(int, TaskResult)> store)
     : r_(ranks), space_(ranks.next_space_++), store_(std::move(store)) {
   const double left = deadline.left();
   const json begin = {{"space", space_},
                       {"text", space},
+                      {"oracle", oracle},
                       {"tasks", tasks},
                       {"seconds_left", std::isfinite(left) ? json(std::max(left, 1e-3)) : json()}};
   const std::string text = begin.dump();
@@ -102,14 +112,9 @@ void RankRunner::receive(const Message& m, Pumped& p) {
       return;
     }
     if (j.at("space").get<int>() != space_) return;  // an earlier space's last words
-    if (m.tag == kError) {
-      if (status_.ok())
-        status_ = error("rank ", m.source, ": ", j.at("message").get<std::string>());
-      p.lost.insert(p.lost.end(), peer.running.begin(), peer.running.end());
-      r_.drop(m.source, "could not run the search space");
-      peer.running.clear();
-      return;
-    }
+    if (m.tag == kError)
+      return drop(m.source, "cannot run this search space (" +
+                                j.at("message").get<std::string>() + ")", p);
     if (m.tag == kReady) {
       peer.ready = true;
       return;
@@ -123,19 +128,23 @@ void RankRunner::receive(const Message& m, Pumped& p) {
     peer.running.erase(it);
     auto tr = read_task_result(j.at("result").get<std::string>());
     if (!tr.ok()) {  // a rank that garbles results is not to be trusted with more tasks
-      if (status_.ok()) status_ = error("rank ", m.source, ": ", tr.status().message());
       p.lost.push_back(task);
-      p.lost.insert(p.lost.end(), peer.running.begin(), peer.running.end());
-      r_.drop(m.source, "sent a result that does not parse");
-      peer.running.clear();
-      return;
+      return drop(m.source, "sent a result that does not parse (" + tr.status().message() + ")",
+                  p);
     }
     const auto stop = static_cast<StopReason>(j.at("stop").get<int>());
     if (!tr->done && stop != StopReason::kExhausted) p.stop = stop;
     store_(task, std::move(*tr));
   } catch (const json::exception& e) {
-    if (status_.ok()) status_ = error("rank ", m.source, ": bad message: ", e.what());
+    drop(m.source, std::string("sent a message that does not parse (") + e.what() + ")", p);
   }
+}
+
+void RankRunner::drop(int rank, const std::string& why, Pumped& p) {
+  Ranks::Peer& peer = r_.peers_[static_cast<size_t>(rank)];
+  p.lost.insert(p.lost.end(), peer.running.begin(), peer.running.end());
+  r_.drop(rank, why);
+  peer.running.clear();
 }
 
 RemoteRunner::Pumped RankRunner::pump(const TakeTask& take, StopReason stop,
@@ -274,6 +283,11 @@ void Server::begin(const json& j) {
     oracle_key_ = key;
   }
   s->oracle = oracle_;
+  if (const std::string mine = oracle_signature(*oracle_->oracle);
+      mine != j.at("oracle").get<std::string>())
+    return fail("its oracle's e-graph ended " + mine + ", rank 0's " +
+                j.at("oracle").get<std::string>() +
+                ": pruning could differ (saturation cut by its time limit on one of them?)");
   s->enumerator =
       std::make_unique<Enumerator>(s->program, s->options, oracle_->pool, *oracle_->oracle);
   if (s->enumerator->task_count() != j.at("tasks").get<int>())

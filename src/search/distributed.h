@@ -6,9 +6,11 @@
 // writes, so --resume works as without MPI).
 //
 // Protocol (JSON texts over a Transport, support/transport.h), per search space:
-//   rank 0 -> r   BEGIN {space id, space_text, task count, seconds left}: r builds the program's
-//                 oracle (kept for the next space of the same program) and the enumerator,
-//                 checks the task count, and answers READY {space} (or ERROR {space, message})
+//   rank 0 -> r   BEGIN {space id, space_text, task count, seconds left, rank 0's oracle}: r
+//                 builds the program's oracle (kept for the next space of the same program) and
+//                 the enumerator, checks that its oracle's e-graph came out as rank 0's and the
+//                 task count, and answers READY {space}, or ERROR {space, message}: rank 0 then
+//                 says why on stderr and runs without it (its tasks, if any, elsewhere)
 //   rank 0 -> r   TASK {space, task, relaxed}           once r is READY, as r has room (its
 //                                                        threads, plus one)
 //   r -> rank 0   RESULT {space, task, result, stop, states}   (result: checkpoint.h's text)
@@ -32,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "expr/oracle.h"
 #include "search/checkpoint.h"
 #include "search/task_pool.h"
 #include "support/transport.h"
@@ -74,27 +77,33 @@ class Ranks {
   int next_space_ = 1;
 };
 
+// What the search's pruning depends on in a built oracle: how its e-graph's saturation ended
+// (saturated or cut by which limit, iterations, nodes, classes). Ranks whose oracles differ
+// here could prune differently (a time limit hit on one machine only), so a rank whose oracle
+// is not rank 0's takes no task.
+std::string oracle_signature(const expr::Oracle& oracle);
+
 // One search space's tasks on the other ranks: BEGIN at construction, END at destruction;
 // between them, the task pool pumps it (task_pool.h). `store(i, result)` receives task i's
-// result (done or cut short) as run_task would produce it.
+// result (done or cut short) as run_task would produce it. A rank that cannot run the space
+// (ERROR), or sends a result that does not parse, is dropped with a line to the log; its
+// tasks run elsewhere, so the search's answer is the same.
 class RankRunner : public RemoteRunner {
  public:
-  RankRunner(Ranks& ranks, const std::string& space, int tasks, const Deadline& deadline,
-             std::function<void(int, TaskResult)> store);
+  RankRunner(Ranks& ranks, const std::string& space, const std::string& oracle, int tasks,
+             const Deadline& deadline, std::function<void(int, TaskResult)> store);
   ~RankRunner() override;
   Pumped pump(const TakeTask& take, StopReason stop, std::chrono::milliseconds wait) override;
   int in_flight() const override;
-  // A rank that could not run the space, or a result that did not parse: the search's error.
-  const Status& status() const { return status_; }
 
  private:
   void receive(const Message& m, Pumped& p);
+  void drop(int rank, const std::string& why, Pumped& p);
 
   Ranks& r_;
   int space_;
   std::function<void(int, TaskResult)> store_;
   StopReason told_stop_ = StopReason::kExhausted;
-  Status status_;
 };
 
 // What a rank other than 0 does for `search` and `optimize`: serves rank 0 (the protocol

@@ -237,7 +237,7 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
   std::optional<RankRunner> ranks;
   std::atomic<int> by_ranks{0};
   if (o.ranks && o.ranks->live() > 0) {
-    ranks.emplace(*o.ranks, space_text(program, o), ntasks, deadline,
+    ranks.emplace(*o.ranks, space_text(program, o), oracle_signature(oracle), ntasks, deadline,
                   [&](int i, TaskResult tr) {
                     if (tr.done) ++by_ranks;
                     found += static_cast<int>(tr.graphs.size());
@@ -246,7 +246,6 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
     po.remote = &*ranks;
   }
   const TaskPoolResult pool_result = run_tasks(ntasks, run_task, policy, po);
-  Status ranks_status = ranks ? ranks->status() : ok_status();
   ranks.reset();  // END: the other ranks drop the space
   result.stop_reason = pool_result.stop;
   result.stats.states_all = pool_result.states;
@@ -289,11 +288,9 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
   }
   std::stable_sort(result.candidates.begin(), result.candidates.end(), better);
   result.stats.fuse_seconds = since(tf);
-  if ((keep_checkpoint || checkpointed || result.stop_reason != StopReason::kExhausted ||
-       !ranks_status.ok()) &&
+  if ((keep_checkpoint || checkpointed || result.stop_reason != StopReason::kExhausted) &&
       !o.checkpoint.empty())
     MG_RETURN_IF_ERROR(write_checkpoint(o.checkpoint, fp, tasks));
-  MG_RETURN_IF_ERROR(ranks_status);  // after the checkpoint: the finished tasks are kept
   MG_RETURN_IF_ERROR(periodic);
   if (!result.candidates.empty()) result.stats.first_candidate_seconds = first_found;
   if (deepest > result.stats.deepest) {  // an interrupted task got deeper than every finished one
