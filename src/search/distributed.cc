@@ -159,11 +159,9 @@ RemoteRunner::Pumped RankRunner::pump(const TakeTask& take, StopReason stop,
   for (int r = 1; r < t.size(); ++r) {
     Ranks::Peer& peer = r_.peers_[static_cast<size_t>(r)];
     if (!peer.alive || t.silent_seconds(r) <= r_.timeout_s_) continue;
-    p.lost.insert(p.lost.end(), peer.running.begin(), peer.running.end());
     std::ostringstream why;
     why << "was silent for " << r_.timeout_s_ << " s (taken for dead)";
-    r_.drop(r, why.str());
-    peer.running.clear();
+    drop(r, why.str(), p);
   }
   if (stop != told_stop_) {
     told_stop_ = stop;
@@ -247,7 +245,7 @@ class Server {
   std::vector<std::thread> threads_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool quit_ = false;                          // guarded by mu_
+  std::atomic<bool> quit_{false};              // set under mu_ (for cv_), read freely
   std::deque<Job> jobs_;                       // guarded by mu_
   std::vector<std::string> results_;           // guarded by mu_: RESULT texts to send
   std::shared_ptr<ServedSpace> current_;       // the main thread's
@@ -337,10 +335,7 @@ bool Server::should_stop(ServedSpace& s, uint64_t n, bool relaxed) {
   };
   const auto code = static_cast<StopReason>(s.stop.load());
   if (code != StopReason::kExhausted && !(relaxed && code == StopReason::kStateLimit)) return true;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (quit_) return true;
-  }
+  if (quit_) return true;  // polled every few hundred states: no lock
   if (s.deadline.passed())
     return stop_for(s.deadline.cancelled() ? StopReason::kCancelled : StopReason::kTimeLimit);
   if (over_memory_()) return stop_for(StopReason::kMemoryLimit);
