@@ -5,16 +5,9 @@
 namespace mugraph::ir {
 
 const std::vector<OpInfo>& all_ops() {
-  static const std::vector<OpInfo> table = {
-#define MG_OP_INFO(e, name, arity, attrs, cls, lax, levels) \
-  OpInfo{OpKind::e, name, arity, attrs, cls, lax, levels},
-      MUGRAPH_OPS(MG_OP_INFO)
-#undef MG_OP_INFO
-  };
+  static const std::vector<OpInfo> table(std::begin(kOpTable), std::end(kOpTable));
   return table;
 }
-
-const OpInfo& op_info(OpKind k) { return all_ops()[static_cast<size_t>(k)]; }
 
 std::optional<OpKind> parse_op(std::string_view name) {
   for (const OpInfo& info : all_ops())

@@ -92,7 +92,14 @@ struct OpInfo {
   unsigned levels;  // LevelBits
 };
 
-const OpInfo& op_info(OpKind k);
+// The table MUGRAPH_OPS declares, indexed by OpKind (constexpr: op_info is in every inner loop).
+inline constexpr OpInfo kOpTable[] = {
+#define MG_OP_INFO(e, name, arity, attrs, cls, lax, levels) \
+  OpInfo{OpKind::e, name, arity, attrs, cls, lax, levels},
+    MUGRAPH_OPS(MG_OP_INFO)
+#undef MG_OP_INFO
+};
+inline const OpInfo& op_info(OpKind k) { return kOpTable[static_cast<size_t>(k)]; }
 const std::vector<OpInfo>& all_ops();
 std::optional<OpKind> parse_op(std::string_view name);
 inline std::string_view op_name(OpKind k) { return op_info(k).name; }

@@ -71,9 +71,10 @@ Status check_shape(const Shape& s) {
   int64_t n = 1;
   for (int i = 0; i < s.rank; ++i) {
     if (s[i] < 1) return error("shape ", s.to_string(), " has dim ", i, " < 1");
-    auto m = checked_mul(n, s[i]);
-    if (!m.ok()) return error("shape ", s.to_string(), " has more than ", kMaxElements, " elements");
-    n = *m;
+    int64_t m = 0;  // as checked_mul, without a Result per dim (the search calls this per tried op)
+    if (__builtin_mul_overflow(n, s[i], &m) || m > kMaxElements)
+      return error("shape ", s.to_string(), " has more than ", kMaxElements, " elements");
+    n = m;
   }
   return ok_status();
 }

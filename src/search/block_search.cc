@@ -295,6 +295,16 @@ void Worker::try_block_op(OpKind op, const std::vector<int>& in) {
       return;  // one part of partial sums: only accumulated
     loop_dep |= f.t[i].loop_dep;
   }
+  // An op with one attribute choice (rank attribute 0) whose shapes cannot fit: cut here as the
+  // loop below would (same rule, same count), before copying its operands.
+  if (in.size() == 2 && op != OpKind::kSum && !abstracted(op)) {
+    if (!f.ops.empty() && !(f.ops.back().rank < make_rank(in, static_cast<int>(op), 0)))
+      return;
+    if (!shapes_may_fit(op, f.t[in[0]].type.shape, f.t[in[1]].type.shape)) {
+      ++st_.pruned[PruneRule::kShape];
+      return;
+    }
+  }
   OpScratch& sc = scratch(block_scratch_, f.ops.size(), in, f.t);
   attr_choices(op, sc.types, sc.es, sc.choices);
   const auto& [types, es, labs, choices] = sc;

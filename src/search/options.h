@@ -149,12 +149,19 @@ struct SearchStats {
   uint64_t rejected = 0;        // ... and failed it
   uint64_t duplicates = 0;      // verified, but structurally equal to an earlier candidate
   uint64_t over_memory = 0;     // complete, but their screen needs more than the memory budget
+  // The every-entry test after the merge (screen_task.h): distinct candidates that passed it
+  // (the ones handed out), and those it did not reach before the deadline (dropped). Its
+  // rejections count in `rejected`, its memory refusals in `over_memory`.
+  uint64_t confirmed = 0, unconfirmed = 0;
+  double confirm_seconds = 0;   // the every-entry test, summed over threads
   int tasks_total = 0, tasks_done = 0;
   int tasks_by_ranks = 0;       // finished tasks that other MPI ranks ran (SearchOptions::ranks)
   double oracle_seconds = 0;    // building (saturating) the oracle
   double enumerate_seconds = 0;  // summed over threads, verification excluded
   double verify_seconds = 0;     // screening, summed over threads
   double fuse_seconds = 0, certify_seconds = 0, total_seconds = 0;
+  double space_seconds = 0;  // wall: the search proper (oracle, tasks, merge), before the
+                             // every-entry test of its candidates (total_seconds includes both)
   double first_candidate_seconds = -1;  // when the first verified candidate was found (-1: none)
   // The deepest prefix the oracle kept (kernel ops before it + block ops of its block graph),
   // interrupted tasks included, and its last op's abstract expression: how close the search

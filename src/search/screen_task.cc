@@ -1,6 +1,9 @@
 #include "search/screen_task.h"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <thread>
 
 #include "expr/abstract.h"
 #include "ir/canonical.h"
@@ -16,20 +19,33 @@ double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// Screens `g` (fused) against the program; a pass is kept in `tr`. False: the screen was cut
-// (the budget or Ctrl-C), neither passed nor failed.
-bool screen(const TaskContext& c, ir::KernelGraph g, TaskResult& tr) {
-  const SearchOptions& o = c.options;
+// The screen's options for `g`: its seed depends on the graph alone, so the every-entry test
+// after the merge repeats the task's sampled test first (unless the merge reordered the
+// graph's outputs), then tests every entry.
+verify::VerifyOptions screen_options(const SearchOptions& o, const ir::KernelGraph& g,
+                                     const Deadline& deadline, bool every_entry) {
   verify::VerifyOptions vo;
   vo.mode = verify::Mode::kScreen;
   vo.screen_samples = o.screen_samples;
   vo.threads = 1;  // the search's workers already use every core
   vo.seed = o.seed ^ ir::canonical_hash(g);
   vo.undecided = verify::Undecided::kPowerMapThenFloatCheck;
-  vo.float_seed = o.seed;        // one reference float run for all candidates (cached)
-  vo.screen_every_entry = true;  // what is written passed a test on every entry
-  vo.every_entry_seed = o.seed;  // one reference evaluation for all candidates (cached)
-  vo.deadline = c.deadline;      // a screen past the budget stops inside (Verdict::cut)
+  vo.float_seed = o.seed;               // one reference float run for all candidates (cached)
+  vo.screen_every_entry = every_entry;  // confirm_every_entry
+  vo.every_entry_seed = o.seed;         // one reference evaluation for all candidates (cached)
+  vo.deadline = deadline;               // a screen past the budget stops inside (Verdict::cut)
+  return vo;
+}
+
+std::string verdict_text(const verify::Verdict& v, const verify::VerifyOptions& vo) {
+  return std::string(verify::verdict_name(v.kind)) + " (screen, seed " + std::to_string(vo.seed) +
+         "): " + v.summary;
+}
+
+// Screens `g` (fused) against the program on sampled entries; a pass is kept in `tr`. False:
+// the screen was cut (the budget or Ctrl-C), neither passed nor failed.
+bool screen(const TaskContext& c, ir::KernelGraph g, TaskResult& tr) {
+  const verify::VerifyOptions vo = screen_options(c.options, g, c.deadline, false);
   const verify::Verdict v = verify::check(c.program, g, vo);
   if (v.cut == "memory budget") {  // never checkable here: counted, said, not kept
     ++tr.stats.over_memory;
@@ -42,13 +58,61 @@ bool screen(const TaskContext& c, ir::KernelGraph g, TaskResult& tr) {
   }
   ++tr.stats.verified;
   tr.graphs.push_back(in_program_order(std::move(g), v.permutation));
-  tr.verdicts.push_back(std::string(verify::verdict_name(v.kind)) + " (screen, seed " +
-                        std::to_string(vo.seed) + "): " + v.summary);
+  tr.verdicts.push_back(verdict_text(v, vo));
   if (c.on_found) c.on_found();
   return true;
 }
 
 }  // namespace
+
+ConfirmStats confirm_every_entry(const ir::KernelGraph& program, const SearchOptions& o,
+                                 const Deadline& deadline, int threads,
+                                 std::vector<Candidate>& candidates) {
+  enum class Fate { kNotReached, kPassed, kRejected, kOverMemory };
+  const size_t n = candidates.size();
+  std::vector<Fate> fate(n, Fate::kNotReached);
+  std::vector<double> seconds(static_cast<size_t>(std::max(threads, 1)), 0);
+  std::atomic<size_t> next{0};
+  auto work = [&](size_t w) {
+    const auto t0 = Clock::now();
+    for (size_t i; (i = next++) < n;) {  // best first
+      if (deadline.passed()) break;
+      Candidate& c = candidates[i];
+      const verify::VerifyOptions vo = screen_options(o, c.graph, deadline, true);
+      const verify::Verdict v = verify::check(program, c.graph, vo);
+      if (v.cut == "memory budget") {
+        fate[i] = Fate::kOverMemory;
+      } else if (!v.cut.empty()) {
+        break;  // the deadline (or Ctrl-C): the rest is not reached
+      } else if (!verify::accepted(v.kind)) {
+        fate[i] = Fate::kRejected;
+      } else {
+        fate[i] = Fate::kPassed;
+        c.graph = in_program_order(std::move(c.graph), v.permutation);
+        c.verdict = v.kind;
+        c.verdict_text = verdict_text(v, vo);
+      }
+    }
+    seconds[w] = since(t0);
+  };
+  std::vector<std::thread> pool;
+  for (size_t w = 1; w < seconds.size() && w < n; ++w) pool.emplace_back(work, w);
+  work(0);
+  for (std::thread& t : pool) t.join();
+  ConfirmStats st;
+  for (double s : seconds) st.seconds += s;
+  std::vector<Candidate> kept;
+  for (size_t i = 0; i < n; ++i) {
+    switch (fate[i]) {
+      case Fate::kPassed: ++st.confirmed, kept.push_back(std::move(candidates[i])); break;
+      case Fate::kRejected: ++st.rejected; break;
+      case Fate::kOverMemory: ++st.over_memory; break;
+      case Fate::kNotReached: ++st.unconfirmed; break;
+    }
+  }
+  candidates = std::move(kept);
+  return st;
+}
 
 ir::KernelGraph in_program_order(ir::KernelGraph g, const std::vector<int>& perm) {
   if (perm.empty()) return g;

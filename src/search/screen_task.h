@@ -30,6 +30,23 @@ struct TaskContext {
 // not fit the memory budget is counted (stats.over_memory), not kept.
 TaskResult run_screened_task(const TaskContext& c, int task, const StopCheck& stop);
 
+// THE EVERY-ENTRY TEST. A task's screen is one field test on sampled output entries (cheap:
+// milliseconds at paper shapes); what the search hands out must also pass one field test on
+// every output entry (a full evaluation: about 2 s per candidate of RMSNorm+MatMul at paper
+// shapes), so that a candidate wrong in a few entries (a permuted block, one wrong tile) cannot
+// pass by being missed. It runs once the tasks are merged, on the distinct candidates only,
+// best first (the cost model's order), on `threads` threads until `deadline`. Candidates that
+// fail it are dropped (counted rejected); so are those it did not reach before the deadline
+// (counted unconfirmed: what is handed out is only what passed). Verdict texts become the
+// every-entry test's.
+struct ConfirmStats {
+  int confirmed = 0, rejected = 0, over_memory = 0, unconfirmed = 0;
+  double seconds = 0;  // summed over threads
+};
+ConfirmStats confirm_every_entry(const ir::KernelGraph& program, const SearchOptions& o,
+                                 const Deadline& deadline, int threads,
+                                 std::vector<Candidate>& candidates);
+
 // `g` with its outputs reordered so that output i computes the program's output i (the
 // verifier matched program output i with g's output perm[i]; empty: as they are).
 ir::KernelGraph in_program_order(ir::KernelGraph g, const std::vector<int>& perm);

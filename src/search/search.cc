@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <thread>
 
 
 #include "expr/abstract.h"
@@ -50,6 +51,9 @@ void SearchStats::add(const SearchStats& o) {
   rejected += o.rejected;
   duplicates += o.duplicates;
   over_memory += o.over_memory;
+  confirmed += o.confirmed;
+  unconfirmed += o.unconfirmed;
+  confirm_seconds += o.confirm_seconds;
   enumerate_seconds += o.enumerate_seconds;
   verify_seconds += o.verify_seconds;
 }
@@ -62,15 +66,20 @@ std::string SearchStats::to_string() const {
   for (const PruneRuleInfo& r : kPruneRules)
     os << (r.rule == PruneRule::kOracle ? " " : ", ") << r.label << " " << pruned[r.rule];
   os << "\n";
-  os << "complete: " << completed << "; screen passed " << verified << ", rejected " << rejected
-     << "; duplicates " << duplicates << "; tasks " << tasks_done << "/" << tasks_total;
+  os << "complete: " << completed << "; passed the screen on sampled entries " << verified
+     << ", then the test on every entry " << confirmed;
+  if (unconfirmed > 0) os << " (" << unconfirmed << " not reached in time: dropped)";
+  os << "; rejected " << rejected << "; duplicates " << duplicates << "; tasks " << tasks_done
+     << "/" << tasks_total;
   if (tasks_by_ranks > 0) os << " (" << tasks_by_ranks << " run by other MPI ranks)";
   os << "\n";
   if (over_memory > 0)
     os << "not screened: " << over_memory
        << " complete uGraphs whose screen needs more than the memory budget (--memory-budget)\n";
-  os << "time: total " << total_seconds << " s; oracle " << oracle_seconds << " s, enumerate "
-     << enumerate_seconds << " s, screen " << verify_seconds << " s (thread sums), fuse "
+  os << "time: total " << total_seconds << " s (" << space_seconds
+     << " s until the tasks were merged); oracle " << oracle_seconds << " s, enumerate "
+     << enumerate_seconds << " s, screen " << verify_seconds << " s, every-entry test "
+     << confirm_seconds << " s (thread sums), fuse "
      << fuse_seconds << " s, certify " << certify_seconds << " s";
   if (first_candidate_seconds >= 0) os << "; first candidate after " << first_candidate_seconds << " s";
   if (!oracle.empty()) os << "\n" << oracle;
@@ -484,9 +493,35 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
   const expr::GraphExprs ge = expr::abstract_expressions(program, pool);
   expr::Oracle oracle(pool, ge.outputs, o.oracle);
   const double oracle_seconds = since(t0);
+  // The tasks (enumerate, screen on sampled entries) get kEnumerateShare of the time; the
+  // every-entry test of the distinct candidates, best first, the rest (screen_task.h).
+  const Deadline tasks_end = deadline.share(kEnumerateShare);
   MG_ASSIGN_OR_RETURN(SearchResult r,
-                      o.plan ? search_planned(program, o, pool, oracle, deadline, t0)
-                             : search_space(program, o, pool, oracle, deadline, t0, false));
+                      o.plan ? search_planned(program, o, pool, oracle, tasks_end, t0)
+                             : search_space(program, o, pool, oracle, tasks_end, t0, false));
+  r.stats.space_seconds = since(t0);
+  const int threads = o.threads > 0 ? o.threads
+                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const ConfirmStats cs = confirm_every_entry(program, o, deadline, threads, r.candidates);
+  r.stats.confirmed = static_cast<uint64_t>(cs.confirmed);
+  r.stats.unconfirmed = static_cast<uint64_t>(cs.unconfirmed);
+  r.stats.confirm_seconds = cs.seconds;
+  r.stats.rejected += static_cast<uint64_t>(cs.rejected);
+  r.stats.over_memory += static_cast<uint64_t>(cs.over_memory);
+  if (r.candidates.empty() && r.why_none.empty() && cs.rejected + cs.over_memory + cs.unconfirmed > 0)
+    r.why_none = std::to_string(cs.rejected + cs.over_memory + cs.unconfirmed) +
+                 " candidates passed the screen on sampled entries, but " +
+                 (cs.unconfirmed > 0 ? std::string(deadline.cancelled() ? "Ctrl-C came"
+                                                                        : "the time budget ended") +
+                                       " before the test on every output entry reached " +
+                                       std::to_string(cs.unconfirmed) +
+                                       " of them (give it more time: --time-budget; --resume "
+                                       "--checkpoint keeps the finished tasks)"
+                                     : std::string("none passed the test on every output entry")) +
+                 (cs.rejected > 0 ? "; " + std::to_string(cs.rejected) + " failed that test" : std::string()) +
+                 (cs.over_memory > 0 ? "; " + std::to_string(cs.over_memory) +
+                                           " could not be tested within the memory budget"
+                                     : std::string());
   r.stats.oracle_seconds = oracle_seconds;
   r.stats.oracle = oracle.stats().to_string();
   r.stats.total_seconds = since(t0);

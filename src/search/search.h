@@ -57,6 +57,9 @@ struct SuperoptimizeResult {
 // The share of superoptimize's time budget the search may use when it also certifies; certify
 // gets the rest (and what the search left unused).
 constexpr double kSearchShare = 0.6;
+// The share of search_lax's time the tasks (enumerate, screen on sampled entries) may use; the
+// test of the distinct candidates on every output entry gets the rest (and what they left).
+constexpr double kEnumerateShare = 0.8;
 
 Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
                                           const SearchOptions& options);

@@ -48,8 +48,13 @@ inline Rank make_rank(const std::vector<int>& inputs, int code, int64_t attr) {
   MG_CHECK(inputs.size() <= kMaxRankInputs, "too many op inputs for a rank");
   Rank r;
   r.in.fill(-1);
-  std::copy(inputs.begin(), inputs.end(), r.in.begin());
-  std::sort(r.in.begin(), r.in.end(), std::greater<int>());
+  int n = 0;  // insertion, decreasing: a few inputs (std::sort was a hot spot of the search)
+  for (int v : inputs) {
+    int j = n++;
+    for (; j > 0 && r.in[static_cast<size_t>(j - 1)] < v; --j)
+      r.in[static_cast<size_t>(j)] = r.in[static_cast<size_t>(j - 1)];
+    r.in[static_cast<size_t>(j)] = v;
+  }
   r.code = code;
   r.attr = attr;
   return r;
@@ -67,6 +72,27 @@ inline bool abstracted(OpKind op) {
 template <class Fn>
 void for_each_tuple(int n, int arity, int lo, bool comm, std::vector<int>& t, Fn&& fn) {
   const int k = static_cast<int>(t.size());
+  // Unary and binary ops (every block op) without the recursion, in the same order.
+  if (k == 0 && arity == 1) {
+    t.assign(1, 0);
+    for (int i = std::max(lo, 0); i < n; ++i) {
+      t[0] = i;
+      fn(t);
+    }
+    t.clear();
+    return;
+  }
+  if (k == 0 && arity == 2) {
+    t.assign(2, 0);
+    for (int i = 0; i < n; ++i)
+      for (int j = std::max(comm ? i : 0, i >= lo ? 0 : lo); j < n; ++j) {
+        t[0] = i;
+        t[1] = j;
+        fn(t);
+      }
+    t.clear();
+    return;
+  }
   if (k == arity) {
     if (*std::max_element(t.begin(), t.end()) >= lo)
       fn(t);
@@ -81,17 +107,27 @@ void for_each_tuple(int n, int arity, int lo, bool comm, std::vector<int>& t, Fn
 
 // A cheap necessary condition for infer_type to succeed (it formats an error message on
 // failure, too slow for the search's inner loop).
-inline bool shapes_may_fit(OpKind op, const std::vector<TensorType>& in) {
+// For two-input ops, `a` and `b` are their shapes (others: unused).
+inline bool shapes_may_fit(OpKind op, const ir::Shape& a, const ir::Shape& b) {
   switch (ir::op_info(op).cls) {
-  case ir::OpClass::kBinary:
-    return ir::broadcast_shapes(in[0].shape, in[1].shape).has_value();
-  case ir::OpClass::kMatmul: {
-    const ir::Shape &a = in[0].shape, &b = in[1].shape;
-    return a.rank >= 2 && b.rank >= 2 && a[a.rank - 1] == b[b.rank - 2];
+  case ir::OpClass::kBinary: {  // ir::broadcast_shapes succeeds, without building the shape
+    const int rank = std::max(a.rank, b.rank);
+    for (int i = 0; i < rank; ++i) {
+      const int ia = a.rank - rank + i, ib = b.rank - rank + i;
+      const int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+      if (da != db && da != 1 && db != 1)
+        return false;
+    }
+    return true;
   }
+  case ir::OpClass::kMatmul:
+    return a.rank >= 2 && b.rank >= 2 && a[a.rank - 1] == b[b.rank - 2];
   default:
     return true;
   }
+}
+inline bool shapes_may_fit(OpKind op, const std::vector<TensorType>& in) {
+  return in.size() < 2 || shapes_may_fit(op, in[0].shape, in[1].shape);
 }
 
 struct BlockConfig {

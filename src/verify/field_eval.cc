@@ -76,15 +76,29 @@ BoxTensor hashed_input(const ir::Shape& shape, const Box& box, uint64_t key, uin
   BoxTensor t{shape, box, HostTensor<FF>(box.extents(), FF{})};
   const FieldParams& f = field_context().params;
   const ir::Shape ext = box.extents();
-  for (int64_t c = 0; c < ext.numel(); ++c) {
-    if ((c & 0xfffff) == 0) check_deadline();  // a weight matrix has 10^8 entries
-    int64_t rem = c, lin = 0, stride = 1;
-    for (int d = box.rank - 1; d >= 0; --d) {
-      lin += box.idx[d][static_cast<size_t>(rem % ext[d])] * stride;
+  const uint64_t sh = hashed_stream(key, stream);
+  if (box.rank == 0) {
+    t.data.data[0] = hashed_ff_at(f, sh, 0);
+    return t;
+  }
+  // Row by row along the last dim (no division per entry): the row's offset in the whole
+  // tensor from its outer indices, then the last dim's indices.
+  const int last = box.rank - 1;
+  const int64_t row_len = ext[last], rows = ext.numel() / std::max<int64_t>(row_len, 1);
+  const std::vector<int64_t>& cols = box.idx[last];
+  for (int64_t r = 0; r < rows && row_len > 0; ++r) {
+    if ((r & 0xff) == 0) check_deadline();  // a weight matrix has 10^8 entries
+    int64_t rem = r, base = 0, stride = shape[last];
+    for (int d = last - 1; d >= 0; --d) {
+      base += box.idx[d][static_cast<size_t>(rem % ext[d])] * stride;
       rem /= ext[d];
       stride *= shape[d];
     }
-    t.data.data[static_cast<size_t>(c)] = hashed_ff(f, key, stream, static_cast<uint64_t>(lin));
+    FF* out = t.data.data.data() + r * row_len;
+    for (int64_t j = 0; j < row_len; ++j) {
+      if ((j & 0xfffff) == 0xfffff) check_deadline();
+      out[j] = hashed_ff_at(f, sh, static_cast<uint64_t>(base + cols[static_cast<size_t>(j)]));
+    }
   }
   return t;
 }
@@ -239,6 +253,26 @@ std::vector<int64_t> needed_iterations(const ir::BlockGraph& bg,
 std::optional<BlockDemand> plan_one_block(const ir::BlockGraph& bg,
                                           const std::vector<std::optional<Box>>& out,
                                           const std::array<int64_t, 3>& b) {
+  // Most blocks of a sampled screen save none of the demanded entries: found without
+  // allocating (a grid has up to thousands of blocks).
+  bool meets = false;
+  for (size_t o = 0; o < bg.savers.size() && !meets; ++o) {
+    if (!out[o])
+      continue;
+    const ir::BlockNode& saver = bg.nodes[static_cast<size_t>(bg.savers[o])];
+    const std::array<int64_t, 4> off = block_offset(bg, saver.omap, bg.output_types[o].shape, b);
+    const ir::Shape& tile = bg.tensors[static_cast<size_t>(saver.inputs[0])].type.shape;
+    bool all = true;
+    for (int dim = 0; dim < out[o]->rank && all; ++dim) {
+      const auto& v = out[o]->idx[dim];
+      const int64_t lo = off[static_cast<size_t>(dim)];
+      const auto it = std::lower_bound(v.begin(), v.end(), lo);
+      all = it != v.end() && *it < lo + tile[dim];
+    }
+    meets = all;
+  }
+  if (!meets)
+    return std::nullopt;
   BlockDemand d;
   d.block = b;
   d.tiles.box.resize(bg.tensors.size());
@@ -323,6 +357,9 @@ BlockPlan plan_block(const ir::KernelOp& op, const std::vector<std::optional<Box
   std::vector<std::optional<Box>> out;
   for (ir::TensorId id : op.outputs)
     out.push_back(demand[static_cast<size_t>(id)]);
+  // Per input, each dim's indices over all blocks and iterations, marked in one flag per index
+  // (uniting tile by tile re-merged the growing lists: quadratic in the loop's range).
+  std::vector<std::optional<std::array<std::vector<char>, 4>>> read(op.inputs.size());
   for (int64_t bz = 0; bz < bg.grid[2]; ++bz)
     for (int64_t by = 0; by < bg.grid[1]; ++by)
       for (int64_t bx = 0; bx < bg.grid[0]; ++bx) {
@@ -333,15 +370,37 @@ BlockPlan plan_block(const ir::KernelOp& op, const std::vector<std::optional<Box
           const auto& tile = d->tiles.box[static_cast<size_t>(n->outputs[0])];
           if (!tile)
             continue;
+          const ir::Shape& in = bg.input_types[static_cast<size_t>(n->input_index)].shape;
+          auto& r = read[static_cast<size_t>(n->input_index)];
+          if (!r) {
+            r.emplace();
+            for (int dim = 0; dim < in.rank; ++dim)
+              (*r)[static_cast<size_t>(dim)].assign(static_cast<size_t>(in[dim]), 0);
+          }
           for (int64_t it : d->iterations) {
-            unite(p.inputs[static_cast<size_t>(n->input_index)],
-                  shifted(*tile, iterator_offset(bg, *n, d->block, it)));
+            const std::array<int64_t, 4> off = iterator_offset(bg, *n, d->block, it);
+            for (int dim = 0; dim < tile->rank; ++dim)
+              for (int64_t i : tile->idx[dim])
+                (*r)[static_cast<size_t>(dim)].at(static_cast<size_t>(i + off[static_cast<size_t>(dim)])) = 1;
             if (n->fmap == kReplica)
               break;  // the same tile every iteration
           }
         }
         p.blocks.push_back(std::move(*d));
       }
+  for (size_t j = 0; j < read.size(); ++j) {
+    if (!read[j])
+      continue;
+    const ir::Shape& in = bg.input_types[j].shape;
+    Box b;
+    b.rank = in.rank;
+    for (int dim = 0; dim < in.rank; ++dim) {
+      const auto& marked = (*read[j])[static_cast<size_t>(dim)];
+      for (size_t i = 0; i < marked.size(); ++i)
+        if (marked[i]) b.idx[dim].push_back(static_cast<int64_t>(i));
+    }
+    p.inputs[j] = std::move(b);
+  }
   for (size_t o = 0; o < out.size(); ++o) {
     Box none;
     none.rank = bg.output_types[o].shape.rank;

@@ -196,7 +196,13 @@ FF operator/(const FF& a, const FF& b) {
 FF random_ff(const FieldParams& f, Rng& rng) { return {rng.below(f.p), rng.below(f.q), true}; }
 
 FF hashed_ff(const FieldParams& f, uint64_t key, uint64_t stream, uint64_t index) {
-  const uint64_t h = mix(mix(mix(key) ^ stream) ^ index);
+  return hashed_ff_at(f, hashed_stream(key, stream), index);
+}
+
+uint64_t hashed_stream(uint64_t key, uint64_t stream) { return mix(mix(key) ^ stream); }
+
+FF hashed_ff_at(const FieldParams& f, uint64_t stream_hash, uint64_t index) {
+  const uint64_t h = mix(stream_hash ^ index);
   return {hashed_below(h, f.p), hashed_below(mix(h ^ 0x5851f42d4c957f2dULL), f.q), true};
 }
 

@@ -88,13 +88,24 @@ enum class SqrtMode { kPowerMap, kFreshVariable };  // see SQRT above
 // width of m and mu = floor(2^(2k) / m) < 2^(k+1), the quotient estimate
 // ((x >> (k-1)) * mu) >> (k+1) is at most 2 below the true quotient, so the remainder is < 3m
 // and at most two subtractions fix it. mul_mod_exact is the reference the tests compare with.
+//
+// reduce(v) takes any 64-bit v (m < 2^62): with mu64 = floor((2^64 - 1) / m), the estimate
+// floor(v mu64 / 2^64) is at most floor(v / m) and more than v / m - 2, so v - estimate * m is
+// below 3m < 2^64 and at most two subtractions fix it (no division: a 64-bit '%' costs tens
+// of cycles, and the matmul's lazy accumulation reduced four values per 15 products with it).
 struct Barrett {
-  uint64_t m = 1, mu = 0;
+  uint64_t m = 1, mu = 0, mu64 = 0;
   int k = 1;
   Barrett() = default;
   explicit Barrett(uint64_t modulus)
-      : m(modulus), mu(0), k(64 - __builtin_clzll(modulus)) {
+      : m(modulus), mu(0), mu64(~uint64_t{0} / modulus), k(64 - __builtin_clzll(modulus)) {
     mu = static_cast<uint64_t>((static_cast<unsigned __int128>(1) << (2 * k)) / m);
+  }
+  uint64_t reduce(uint64_t v) const {
+    const auto qe = static_cast<uint64_t>((static_cast<unsigned __int128>(v) * mu64) >> 64);
+    uint64_t r = v - qe * m;
+    while (r >= m) r -= m;
+    return r;
   }
   uint64_t mul(uint64_t a, uint64_t b) const {
     const unsigned __int128 x = static_cast<unsigned __int128>(a) * b;
@@ -114,7 +125,7 @@ uint64_t pow_barrett(uint64_t a, uint64_t e, const Barrett& b);
 uint64_t pow_memo(uint64_t a, uint64_t e, const Barrett& b, int table);
 // x mod m for any 128-bit x, with 2^64 mod m precomputed as r64 (used by lazy accumulation).
 inline uint64_t reduce_u128(unsigned __int128 x, const Barrett& b, uint64_t r64) {
-  const uint64_t hi = static_cast<uint64_t>(x >> 64) % b.m, lo = static_cast<uint64_t>(x) % b.m;
+  const uint64_t hi = b.reduce(static_cast<uint64_t>(x >> 64)), lo = b.reduce(static_cast<uint64_t>(x));
   const uint64_t t = b.mul(hi, r64) + lo;  // both < m < 2^62: no overflow
   return t >= b.m ? t - b.m : t;
 }
@@ -232,6 +243,10 @@ FF random_ff(const FieldParams& f, Rng& rng);
 // same values. splitmix64's finalizer mixes the three; values >= p or >= q are redrawn, so each
 // component is uniform over its field up to the quality of the mixer.
 FF hashed_ff(const FieldParams& f, uint64_t key, uint64_t stream, uint64_t index);
+// The same value in two steps, for many indices of one (key, stream): hashed_ff(f, key, stream,
+// i) == hashed_ff_at(f, hashed_stream(key, stream), i).
+uint64_t hashed_stream(uint64_t key, uint64_t stream);
+FF hashed_ff_at(const FieldParams& f, uint64_t stream_hash, uint64_t index);
 
 // out[i][j] += sum_t a[i][t] b[t][j] for row-major m x k and k x n blocks, with products
 // summed in 128 bits and reduced once per 15 terms (15 p^2 < 2^128). The interpreter's matmul

@@ -12,6 +12,7 @@
 #include "search/enumerate.h"
 #include "opt/fuse_threads.h"
 #include "ir/lax_partition.h"
+#include "search/screen_task.h"
 #include "search/search.h"
 #include "test_util.h"
 #include "verify/verifier.h"
@@ -388,6 +389,39 @@ namespace {
 // "verified" candidates computed swapped outputs. Every candidate now computes the program's
 // outputs in the program's order (checked by the float64 interpreter, not the verifier), and
 // carries its screen verdict.
+// The test on every output entry after the merge (search/screen_task.h): what a search hands
+// out passed it; a wrong candidate is dropped and counted rejected; the candidates the deadline
+// did not let it reach are dropped and counted unconfirmed.
+TEST(Search, CandidatesPassATestOnEveryEntryOrAreDropped) {
+  const ir::KernelGraph p = load_data("lora");
+  SearchOptions o = lora_options();
+  auto r = search_lax(p, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_FALSE(r->candidates.empty());
+  EXPECT_EQ(r->stats.confirmed, r->candidates.size());
+  EXPECT_EQ(r->stats.unconfirmed, 0u);
+  EXPECT_LE(r->stats.space_seconds, r->stats.total_seconds);
+  for (const Candidate& c : r->candidates)
+    EXPECT_NE(c.verdict_text.find(", 1 on all 256"), std::string::npos) << c.verdict_text;
+
+  std::vector<Candidate> cands = r->candidates;
+  Candidate wrong = cands.front();  // O = X W + (X A) B with B's role taken by W's columns
+  wrong.graph = parse_ok(
+      "input X : f16[4, 32]\ninput W : f16[32, 64]\ninput A : f16[32, 4]\ninput B : f16[4, 64]\n"
+      "Y1 = matmul(X, W)\nT = matmul(X, A)\nY2 = matmul(T, B)\nO = sub(Y1, Y2)\noutput O\n");
+  cands.insert(cands.begin() + 1, wrong);
+  ConfirmStats cs = confirm_every_entry(p, o, Deadline(), 2, cands);
+  EXPECT_EQ(cs.rejected, 1);
+  EXPECT_EQ(cs.confirmed, static_cast<int>(r->candidates.size()));
+  std::vector<uint64_t> kept;
+  for (const Candidate& c : cands) kept.push_back(c.hash);
+  EXPECT_EQ(kept, hashes(*r));  // the right ones, in their order
+
+  cs = confirm_every_entry(p, o, Deadline::at(Deadline::Clock::now()), 2, cands);
+  EXPECT_EQ(cs.unconfirmed, static_cast<int>(r->candidates.size()));
+  EXPECT_TRUE(cands.empty());
+}
+
 TEST(Search, CandidatesComputeTheProgramsOutputsInOrder) {
   const auto program = mugraph::testing::parse_ok(
       "input X : f32[64, 64]\ninput Y : f32[64, 64]\nA = sub(X, Y)\nB = sub(Y, X)\n"

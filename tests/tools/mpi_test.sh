@@ -58,7 +58,9 @@ fi
 
 if [ "$mode" = dies ]; then
   prog="$data/search/rms_norm_matmul.mu"
-  flags=(--quiet --max-kernel-ops 1 --max-block-ops 8 --grid-sizes 1 4 --min-blocks 1
+  # About 6 s of tasks on one core (10 block ops): rank 2 must still hold tasks 1.5 s in, on a
+  # fast machine too (with 8 block ops the search was over by then: nothing to notice).
+  flags=(--quiet --max-kernel-ops 1 --max-block-ops 10 --grid-sizes 1 4 --min-blocks 1
          --forloop 1 4 --threads 1)
   "$mg" search "${flags[@]}" --out "$work/alone" "$prog" >/dev/null
   timeout 120 "${mpirun[@]}" --enable-recovery -np 3 "$mg" search "${flags[@]}" --rank-timeout 1 \

@@ -1,6 +1,7 @@
 // The finite field Z_p x Z_q: the constants' preconditions, Table 3's operations on scalars, and
 // one-test equivalence checks of real uGraphs through the shared interpreter.
 #include <set>
+#include <vector>
 #include "test_util.h"
 #include "verify/field_test.h"
 
@@ -37,6 +38,30 @@ TEST(FiniteField, FastMulModMatchesTheExactOne) {
       const uint64_t a = rng.below(m), b = rng.below(m);
       ASSERT_EQ(Barrett(m).mul(a, b), mul_mod_exact(a, b, m)) << a << " * " << b << " mod " << m;
     }
+  }
+}
+
+// The lazy accumulators' reduction (matmul, sums) against 128-bit '%': any 64-bit value
+// through Barrett::reduce, any 128-bit value through reduce_u128, for moduli below 2^62.
+TEST(FiniteField, FastReductionsMatchTheExactOnes) {
+  Rng rng(4);
+  for (uint64_t m : {kDefaultP, kDefaultQ, uint64_t{167}, uint64_t{3}, (uint64_t{1} << 62) - 57,
+                     (uint64_t{1} << 61) + 1, (uint64_t{1} << 30) + 3}) {
+    const Barrett b(m);
+    const uint64_t r64 = static_cast<uint64_t>((static_cast<unsigned __int128>(1) << 64) % m);
+    const uint64_t edge[] = {0, 1, m - 1, m, m + 1, 2 * m, 3 * m - 1, ~uint64_t{0}, ~uint64_t{0} - m};
+    std::vector<unsigned __int128> xs;
+    for (uint64_t v : edge) {
+      EXPECT_EQ(b.reduce(v), v % m) << v << " mod " << m;
+      for (uint64_t w : edge) xs.push_back((static_cast<unsigned __int128>(v) << 64) | w);
+    }
+    for (int i = 0; i < 100000; ++i) {
+      const uint64_t v = rng.next_u64();
+      ASSERT_EQ(b.reduce(v), v % m) << v << " mod " << m;
+      xs.push_back((static_cast<unsigned __int128>(rng.next_u64()) << 64) | rng.next_u64());
+    }
+    for (const unsigned __int128 x : xs)
+      ASSERT_EQ(reduce_u128(x, b, r64), static_cast<uint64_t>(x % m)) << " mod " << m;
   }
 }
 
