@@ -161,7 +161,8 @@ Status check_search_input(const ir::KernelGraph& program, const SearchOptions& o
 Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOptions& o,
                                   expr::ExprPool& pool, expr::Oracle& oracle,
                                   const Deadline& deadline, Clock::time_point t0,
-                                  bool keep_checkpoint) {
+                                  bool keep_checkpoint,
+                                  std::vector<TaskResult>* finished = nullptr) {
   SearchResult result;
   Enumerator en(program, o, pool, oracle);
   const int ntasks = en.task_count();
@@ -301,6 +302,7 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
       !o.checkpoint.empty())
     MG_RETURN_IF_ERROR(write_checkpoint(o.checkpoint, fp, tasks));
   MG_RETURN_IF_ERROR(periodic);
+  if (finished) *finished = std::move(tasks);  // the caller may write the checkpoint later
   if (!result.candidates.empty()) result.stats.first_candidate_seconds = first_found;
   if (deepest > result.stats.deepest) {  // an interrupted task got deeper than every finished one
     result.stats.deepest = deepest;
@@ -496,9 +498,11 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
   // The tasks (enumerate, screen on sampled entries) get kEnumerateShare of the time; the
   // every-entry test of the distinct candidates, best first, the rest (screen_task.h).
   const Deadline tasks_end = deadline.share(kEnumerateShare);
+  std::vector<TaskResult> finished;  // a single space's tasks (a planned search keeps its stages')
   MG_ASSIGN_OR_RETURN(SearchResult r,
                       o.plan ? search_planned(program, o, pool, oracle, tasks_end, t0)
-                             : search_space(program, o, pool, oracle, tasks_end, t0, false));
+                             : search_space(program, o, pool, oracle, tasks_end, t0, false,
+                                            &finished));
   r.stats.space_seconds = since(t0);
   const int threads = o.threads > 0 ? o.threads
                                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -508,6 +512,13 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
   r.stats.confirm_seconds = cs.seconds;
   r.stats.rejected += static_cast<uint64_t>(cs.rejected);
   r.stats.over_memory += static_cast<uint64_t>(cs.over_memory);
+  if (cs.unconfirmed > 0) {  // the deadline or Ctrl-C cut the every-entry test: stopped early,
+    if (r.stop_reason == StopReason::kExhausted)  // and the finished tasks kept for --resume
+      r.stop_reason = deadline.cancelled() ? StopReason::kCancelled : StopReason::kTimeLimit;
+    if (!o.plan && !o.checkpoint.empty() && !finished.empty())
+      MG_RETURN_IF_ERROR(write_checkpoint(o.checkpoint, fingerprint(program, o), finished));
+  }
+  if (r.candidates.empty()) r.stats.first_candidate_seconds = -1;
   if (r.candidates.empty() && r.why_none.empty() && cs.rejected + cs.over_memory + cs.unconfirmed > 0)
     r.why_none = std::to_string(cs.rejected + cs.over_memory + cs.unconfirmed) +
                  " candidates passed the screen on sampled entries, but " +

@@ -379,9 +379,15 @@ BlockPlan plan_block(const ir::KernelOp& op, const std::vector<std::optional<Box
           }
           for (int64_t it : d->iterations) {
             const std::array<int64_t, 4> off = iterator_offset(bg, *n, d->block, it);
-            for (int dim = 0; dim < tile->rank; ++dim)
-              for (int64_t i : tile->idx[dim])
-                (*r)[static_cast<size_t>(dim)].at(static_cast<size_t>(i + off[static_cast<size_t>(dim)])) = 1;
+            for (int dim = 0; dim < tile->rank; ++dim) {
+              auto& marks = (*r)[static_cast<size_t>(dim)];
+              for (int64_t i : tile->idx[dim]) {
+                const auto at = static_cast<size_t>(i + off[static_cast<size_t>(dim)]);
+                MG_CHECK(at < marks.size(), "block " << d->block[0] << " reads index " << at
+                                                     << " of an input dim of " << marks.size());
+                marks[at] = 1;
+              }
+            }
             if (n->fmap == kReplica)
               break;  // the same tile every iteration
           }

@@ -156,13 +156,19 @@ struct FullRun {
 };
 std::shared_ptr<const FullRun> full_reference(const ir::KernelGraph& ref, const VerifyOptions& o,
                                               SqrtMode sm) {
-  static std::mutex mu;
+  static std::mutex mu, computing;
   static std::vector<std::tuple<ir::KernelGraph, uint64_t, SqrtMode, std::shared_ptr<const FullRun>>> cache;
-  {
+  auto cached = [&]() -> std::shared_ptr<const FullRun> {
     std::lock_guard<std::mutex> lock(mu);
     for (const auto& [g, s, m, run] : cache)
       if (s == o.every_entry_seed && m == sm && g == ref) return run;
-  }
+    return nullptr;
+  };
+  if (auto run = cached()) return run;
+  // One evaluation at a time: threads that missed together (the search's every-entry test
+  // starts on all threads at once) wait for the first one's instead of each computing it.
+  std::lock_guard<std::mutex> one(computing);
+  if (auto run = cached()) return run;
   auto run = std::make_shared<FullRun>();
   Rng rng(o.every_entry_seed);
   run->f = o.random_primes ? random_field_params(rng) : o.field;
