@@ -19,16 +19,17 @@ double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
 }
 
-// The screen's options for `g`: its seed depends on the graph alone, so the every-entry test
-// after the merge repeats the task's sampled test first (unless the merge reordered the
-// graph's outputs), then tests every entry.
-verify::VerifyOptions screen_options(const SearchOptions& o, const ir::KernelGraph& g,
-                                     const Deadline& deadline, bool every_entry) {
+// The screen's options: every candidate of a search gets the same draw (primes, inputs, sampled
+// entries), so the program's sampled evaluation is computed once (verify caches it); a wrong
+// candidate that this draw misses is caught by the every-entry test after the merge, which
+// repeats the sampled test first and then tests every entry.
+verify::VerifyOptions screen_options(const SearchOptions& o, const Deadline& deadline,
+                                     bool every_entry) {
   verify::VerifyOptions vo;
   vo.mode = verify::Mode::kScreen;
   vo.screen_samples = o.screen_samples;
   vo.threads = 1;  // the search's workers already use every core
-  vo.seed = o.seed ^ ir::canonical_hash(g);
+  vo.seed = o.seed;
   vo.undecided = verify::Undecided::kPowerMapThenFloatCheck;
   vo.float_seed = o.seed;               // one reference float run for all candidates (cached)
   vo.screen_every_entry = every_entry;  // confirm_every_entry
@@ -45,7 +46,7 @@ std::string verdict_text(const verify::Verdict& v, const verify::VerifyOptions& 
 // Screens `g` (fused) against the program on sampled entries; a pass is kept in `tr`. False:
 // the screen was cut (the budget or Ctrl-C), neither passed nor failed.
 bool screen(const TaskContext& c, ir::KernelGraph g, TaskResult& tr) {
-  const verify::VerifyOptions vo = screen_options(c.options, g, c.deadline, false);
+  const verify::VerifyOptions vo = screen_options(c.options, c.deadline, false);
   const verify::Verdict v = verify::check(c.program, g, vo);
   if (v.cut == "memory budget") {  // never checkable here: counted, said, not kept
     ++tr.stats.over_memory;
@@ -78,7 +79,7 @@ ConfirmStats confirm_every_entry(const ir::KernelGraph& program, const SearchOpt
     for (size_t i; (i = next++) < n;) {  // best first
       if (deadline.passed()) break;
       Candidate& c = candidates[i];
-      const verify::VerifyOptions vo = screen_options(o, c.graph, deadline, true);
+      const verify::VerifyOptions vo = screen_options(o, deadline, true);
       const verify::Verdict v = verify::check(program, c.graph, vo);
       if (v.cut == "memory budget") {
         fate[i] = Fate::kOverMemory;
