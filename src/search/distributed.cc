@@ -216,8 +216,7 @@ class Server {
  public:
   Server(Transport& t, int threads, const std::atomic<bool>* cancel)
       : t_(t), cancel_(cancel), over_memory_(search_memory_check()) {
-    const int n = threads > 0 ? threads
-                              : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int n = thread_count(threads);
     for (int i = 0; i < n; ++i) threads_.emplace_back([this] { work(); });
     send_json(t_, 0, kHello, {{"threads", n}});
   }

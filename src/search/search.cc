@@ -9,7 +9,6 @@
 #include <mutex>
 #include <set>
 #include <sstream>
-#include <thread>
 
 
 #include "expr/abstract.h"
@@ -480,33 +479,13 @@ Result<SearchResult> search_planned(const ir::KernelGraph& program, const Search
   return all;
 }
 
-}  // namespace
-
-Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOptions& o) {
-  const auto t0 = Clock::now();
-  MG_RETURN_IF_ERROR(check_search_input(program, o));
-  if (o.resume && o.checkpoint.empty()) return error("--resume needs a checkpoint file");
-  // The time budget and the caller's deadline; Ctrl-C passes it too (screens stop inside). A
-  // planned search always has one.
-  Deadline deadline = o.deadline.earliest(Deadline::after(planned_budget(o)));
-  if (!deadline.cancel()) deadline.with_cancel(o.cancel);
-
-  expr::ExprPool pool;
-  const expr::GraphExprs ge = expr::abstract_expressions(program, pool);
-  expr::Oracle oracle(pool, ge.outputs, o.oracle);
-  const double oracle_seconds = since(t0);
-  // The tasks (enumerate, screen on sampled entries) get kEnumerateShare of the time; the
-  // every-entry test of the distinct candidates, best first, the rest (screen_task.h).
-  const Deadline tasks_end = deadline.share(kEnumerateShare);
-  std::vector<TaskResult> finished;  // a single space's tasks (a planned search keeps its stages')
-  MG_ASSIGN_OR_RETURN(SearchResult r,
-                      o.plan ? search_planned(program, o, pool, oracle, tasks_end, t0)
-                             : search_space(program, o, pool, oracle, tasks_end, t0, false,
-                                            &finished));
-  r.stats.space_seconds = since(t0);
-  const int threads = o.threads > 0 ? o.threads
-                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const ConfirmStats cs = confirm_every_entry(program, o, deadline, threads, r.candidates);
+// The every-entry test of r's candidates (screen_task.h) and its accounting: counters, the
+// stop reason and the checkpoint when it was cut (`finished`: a single space's tasks), why
+// nothing is left when it dropped everything.
+Status confirm_candidates(const ir::KernelGraph& program, const SearchOptions& o,
+                          const Deadline& deadline, const std::vector<TaskResult>& finished,
+                          SearchResult& r) {
+  const ConfirmStats cs = confirm_every_entry(program, o, deadline, thread_count(o.threads), r.candidates);
   r.stats.confirmed = static_cast<uint64_t>(cs.confirmed);
   r.stats.unconfirmed = static_cast<uint64_t>(cs.unconfirmed);
   r.stats.confirm_seconds = cs.seconds;
@@ -533,6 +512,34 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
                  (cs.over_memory > 0 ? "; " + std::to_string(cs.over_memory) +
                                            " could not be tested within the memory budget"
                                      : std::string());
+  return ok_status();
+}
+
+}  // namespace
+
+Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOptions& o) {
+  const auto t0 = Clock::now();
+  MG_RETURN_IF_ERROR(check_search_input(program, o));
+  if (o.resume && o.checkpoint.empty()) return error("--resume needs a checkpoint file");
+  // The time budget and the caller's deadline; Ctrl-C passes it too (screens stop inside). A
+  // planned search always has one.
+  Deadline deadline = o.deadline.earliest(Deadline::after(planned_budget(o)));
+  if (!deadline.cancel()) deadline.with_cancel(o.cancel);
+
+  expr::ExprPool pool;
+  const expr::GraphExprs ge = expr::abstract_expressions(program, pool);
+  expr::Oracle oracle(pool, ge.outputs, o.oracle);
+  const double oracle_seconds = since(t0);
+  // The tasks (enumerate, screen on sampled entries) get kEnumerateShare of the time; the
+  // every-entry test of the distinct candidates, best first, the rest (screen_task.h).
+  const Deadline tasks_end = deadline.share(kEnumerateShare);
+  std::vector<TaskResult> finished;  // a single space's tasks (a planned search keeps its stages')
+  MG_ASSIGN_OR_RETURN(SearchResult r,
+                      o.plan ? search_planned(program, o, pool, oracle, tasks_end, t0)
+                             : search_space(program, o, pool, oracle, tasks_end, t0, false,
+                                            &finished));
+  r.stats.space_seconds = since(t0);
+  MG_RETURN_IF_ERROR(confirm_candidates(program, o, deadline, finished, r));
   r.stats.oracle_seconds = oracle_seconds;
   r.stats.oracle = oracle.stats().to_string();
   r.stats.total_seconds = since(t0);

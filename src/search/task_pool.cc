@@ -192,12 +192,14 @@ std::function<bool()> search_memory_check() {
   };
 }
 
+int thread_count(int threads) {
+  return threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 TaskPoolResult run_tasks(int count, const std::function<void(int, const StopCheck&)>& run_task,
                          const StopPolicy& policy, const TaskPoolOptions& options) {
   Pool pool(count, policy, options);
-  int nthreads = options.threads > 0
-                     ? options.threads
-                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int nthreads = thread_count(options.threads);
   nthreads = std::max(1, std::min(nthreads, std::max(static_cast<int>(pool.size()), 1)));
   {
     Threads threads(pool, run_task);

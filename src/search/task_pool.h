@@ -76,6 +76,9 @@ struct TaskPoolResult {
 // memory budget (support/memory.h), sampled at most every 0.2 s.
 std::function<bool()> search_memory_check();
 
+// `threads`, or all cores when it is 0 (the pool, the ranks' servers, the every-entry test).
+int thread_count(int threads);
+
 TaskPoolResult run_tasks(int count, const std::function<void(int, const StopCheck&)>& run_task,
                          const StopPolicy& policy, const TaskPoolOptions& options = {});
 
