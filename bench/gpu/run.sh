@@ -5,6 +5,7 @@
 #                                    mugraph and gpu_test binaries and libz3 into .gpu/
 #                                    (git-ignored), for the device tool to carry
 #   bash bench/gpu/run.sh [--time-budget S] [--runs N] [--target h100|h200]
+#                         [--test-filter GTEST_FILTER] [--step-timeout S] [--only "NAME ..."]
 #                                    on the GPU machine (device tool: carry [".gpu"]): runs the
 #                                    GPU execution tests, then for the six paper benchmarks at
 #                                    paper shapes `mugraph optimize --target T` (search, then
@@ -31,11 +32,17 @@ fi
 budget=120
 runs=50
 target=h100
+filter="*"
+step=600
+only="rms_norm_matmul gated_mlp gqa lora ntrans qknorm_attention"
 while [ $# -gt 0 ]; do
   case "$1" in
     --time-budget) budget="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --target) target="$2"; shift 2 ;;
+    --test-filter) filter="$2"; shift 2 ;;   # gtest filter for the GPU tests (all by default)
+    --step-timeout) step="$2"; shift 2 ;;    # seconds for each step (tests, each optimize, torch)
+    --only) only="$2"; shift 2 ;;            # the benchmarks to run (space-separated names)
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
@@ -51,7 +58,7 @@ echo "== GPU execution tests"
 # tests/codegen/gpu_execution_test.cc), before any benchmark: timings of wrong kernels mean
 # nothing.
 set +e
-"$root/.gpu/gpu_test" >"$out/gpu_test.log" 2>&1
+timeout "$step" "$root/.gpu/gpu_test" --gtest_filter="$filter" >"$out/gpu_test.log" 2>&1
 tests_rc=$?
 set -e
 grep -E "^\[ *(OK|FAILED|SKIPPED|PASSED) *\]" "$out/gpu_test.log" || true
@@ -65,17 +72,18 @@ if grep -qE "^\[ *SKIPPED *\]" "$out/gpu_test.log"; then
 fi
 # shellcheck source=bench/search_options.sh
 source "$root/bench/search_options.sh"
-python3 "$root/bench/gpu/torch_ref.py" rms_norm_matmul --runs 5 --ceilings > "$out/ceilings.json"
+timeout "$step" python3 "$root/bench/gpu/torch_ref.py" rms_norm_matmul --runs 5 --ceilings > "$out/ceilings.json"
 echo "# mugraph GPU benchmark, $(date -u +%Y-%m-%d), $(cat "$out/device.txt")"
 echo "# command: bench/gpu/run.sh --time-budget $budget --runs $runs --target $target"
 printf "%-18s %11s %11s %11s %11s %9s %9s %8s %8s  %s\n" benchmark program-us best-us \
   eager-us compile-us vs-prog vs-torch GB/s %copy chosen
-for name in rms_norm_matmul gated_mlp gqa lora ntrans qknorm_attention; do
+for name in $only; do
   # shellcheck disable=SC2086
-  "$root/.gpu/mugraph" optimize "$root/examples/$name.mu" --target "$target" ${opts[$name]} \
+  timeout "$step" "$root/.gpu/mugraph" optimize "$root/examples/$name.mu" --target "$target" ${opts[$name]} \
     --time-budget "$budget" --runs "$runs" --quiet --out "$out/$name" >"$out/$name.log" 2>&1 || {
     echo "$name: mugraph optimize failed, see $name.log"; tail -5 "$out/$name.log"; continue; }
-  python3 "$root/bench/gpu/torch_ref.py" "$name" --runs "$runs" >"$out/$name.torch.json"
+  timeout "$step" python3 "$root/bench/gpu/torch_ref.py" "$name" --runs "$runs" >"$out/$name.torch.json" || {
+    echo "$name: torch_ref.py failed or timed out"; continue; }
   python3 - "$out/$name/report.json" "$out/$name.torch.json" "$out/ceilings.json" "$name" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); t = json.load(open(sys.argv[2])); c = json.load(open(sys.argv[3]))

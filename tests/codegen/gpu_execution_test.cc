@@ -150,14 +150,18 @@ TEST(GpuExecution, EveryExampleMatchesTheInterpreter) {
   check_on_gpu(examples(), dev);
 }
 
-TEST(GpuExecution, EveryDiscoveryCandidateMatchesTheInterpreter) {
+// One test per program, cheapest discovery first, so that a time-limited run on the GPU machine
+// (bench/gpu/run.sh) says which programs it covered.
+class GpuCandidates : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GpuCandidates, EveryDiscoveryCandidateMatchesTheInterpreter) {
   MG_REQUIRE_GPU(dev);
-  for (const std::string p :
-       {"gated_mlp", "attention", "lora", "rms_norm_matmul", "ntrans", "gqa_decode", "qknorm"}) {
-    SCOPED_TRACE(p);
-    check_on_gpu(candidates(p), dev);
-  }
+  check_on_gpu(candidates(GetParam()), dev);
 }
+
+INSTANTIATE_TEST_SUITE_P(GpuExecution, GpuCandidates,
+                         ::testing::Values("lora", "gated_mlp", "rms_norm_matmul", "attention",
+                                           "ntrans", "qknorm", "gqa_decode"));
 
 TEST(GpuExecution, TimingWithAndWithoutCudaGraphs) {
   MG_REQUIRE_GPU(dev);
