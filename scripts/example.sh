@@ -13,6 +13,6 @@ ex="$root/examples"
 # Optimize the plain program end to end on this machine's CPU within 20 s in all: search (45% of
 # it), rank the candidates with the cost model, JIT-compile and time the top 8 next to the
 # program, certify the winner; the report, best.mu/.json, best_cpu.cc and the search results land in
-# build/optimize_rms_norm_matmul.
+# build/optimize_rms_norm_matmul. A second run is answered from the result cache (MUGRAPH_NO_CACHE=1 searches again).
 "$mg" optimize "$ex/rms_norm_matmul.mu" --target cpu --max-kernel-ops 1 --max-block-ops 9 \
   --time-budget 20 --quiet --out "${BUILD_DIR:-$root/build}/optimize_rms_norm_matmul"

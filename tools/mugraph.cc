@@ -16,13 +16,16 @@
 #include <sched.h>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <optional>
 #include <iostream>
 #include <thread>
 
 #include "driver/driver.h"
 #include "driver/cuda_backend.h"
 #include "driver/optimize.h"
+#include "driver/version.h"
 #include "ir/dot.h"
 #include "ir/json.h"
 #include "ir/text.h"
@@ -30,6 +33,7 @@
 #include "search/plan.h"
 #include "support/memory.h"
 #include "support/transport.h"
+#include "result_cache_cli.h"
 
 namespace {
 
@@ -61,6 +65,9 @@ struct Options {
   std::string memory_budget;              // --memory-budget SIZE (search, optimize, verify)
   bool memory_budget_given = false;
   double rank_timeout = search::kDefaultRankTimeoutSeconds;  // --rank-timeout (under MPI)
+  bool no_cache = false;                  // optimize --no-cache
+  std::string cache_action, cache_key;    // mugraph cache ACTION [KEY]
+  double started_s = 0;                   // when the command began (steady clock)
 };
 
 std::atomic<bool> g_interrupted{false};
@@ -304,10 +311,19 @@ int cmd_optimize(Options& o) {
   oo.seed = o.seed + 1;
   oo.certify.seed = o.seed;
   oo.accept_unproved = o.accept_unproved;
+  // The result cache: a hit hands out what an earlier run stored, without searching. --resume
+  // asks for the search itself, so it skips the look-up (and stores what it finds).
+  std::optional<driver::ResultCache> cache;
+  if (!tools::cache_disabled(o.no_cache)) cache = tools::open_cache_or_warn();
+  if (cache && !oo.search.resume &&
+      tools::serve_from_cache(*cache, *g, oo, o.out_dir, o.started_s))
+    return 0;
   catch_stop_signals(true);
   auto r = driver::optimize(*g, oo);
   catch_stop_signals(false);
   if (!r.ok()) return fail(r.status());
+  if (cache)
+    tools::store_in_cache(*cache, *r, *g, oo, std::filesystem::path(o.file).filename().string());
   std::cout << driver::format_report(*r, *g);
   if (!o.out_dir.empty()) {
     if (Status s = driver::write_optimize_results(*r, *g, o.out_dir); !s.ok()) return fail(s);
@@ -485,7 +501,9 @@ int main(int argc, char** argv) {
                "early before finding "
                "a uGraph, 6 search found a uGraph that is not VERIFIED (--accept-unproved)."};
   app.require_subcommand(1);
+  app.set_version_flag("--version", driver::version());
   Options o;
+  o.started_s = tools::now_s();
   const std::string targets = "target whose limits validate the graph: a100, h100, h200, cpu";
   auto* check = app.add_subcommand("check", "parse and validate a uGraph, print it");
   check->add_option("FILE", o.file, "uGraph (text or JSON)")->required();
@@ -527,7 +545,13 @@ int main(int argc, char** argv) {
   add_search_flags(op, o, targets);
   op->add_option("--out", o.out_dir, "write best.mu/.json, best_cpu.cc, report.txt and search/ here (a cut search leaves search/checkpoint.json*: --resume continues it)");
   op->add_option("--top", o.top_n, "variants measured (default 8)");
+  op->add_flag("--no-cache", o.no_cache, "neither look the program up in the result cache nor store the result (also MUGRAPH_NO_CACHE=1; the cache is $MUGRAPH_CACHE_DIR/results.sqlite, default ~/.cache/mugraph)");
   op->add_option("--runs", o.runs, "timing rounds per batch: program and variants interleaved, median and spread reported, more batches while the spread is above 10% (default 10)");
+  auto* ca = app.add_subcommand("cache", "the result cache of optimize: ls, show KEY, rm KEY, clear");
+  ca->add_option("ACTION", o.cache_action, "ls, show, rm or clear")
+      ->required()
+      ->check(CLI::IsMember({"ls", "show", "rm", "clear"}));
+  ca->add_option("KEY", o.cache_key, "show, rm: the entry's key (a prefix of 4+ hex digits)");
   auto* cg = app.add_subcommand("codegen", "print the generated source of a uGraph: C++ for cpu, CUDA for a GPU target");
   cg->add_option("FILE", o.file, "uGraph (text or JSON)")->required();
   cg->add_option("--target", o.target, "cpu (default; C++) or a100, h100, h200 (CUDA)");
@@ -584,6 +608,13 @@ int main(int argc, char** argv) {
         plan_unless_space_given(op, o);
         if (op->count("--target") == 0) o.target = "cpu";  // the target this machine can measure
         return cmd_optimize(o);
+      }
+      if (*ca) {
+        if ((o.cache_action == "show" || o.cache_action == "rm") && o.cache_key.empty()) {
+          std::cerr << "error: mugraph cache " << o.cache_action << " needs a KEY (see mugraph cache ls)\n";
+          return kUserError;
+        }
+        return tools::cmd_cache(o.cache_action, o.cache_key);
       }
       if (*cg) {
         if (cg->count("--target") == 0) o.target = "cpu";

@@ -577,28 +577,21 @@ std::string format_report(const OptimizeReport& r, const ir::KernelGraph& progra
   return os.str();
 }
 
-Status write_optimize_results(const OptimizeReport& r, const ir::KernelGraph& program,
-                              const std::string& dir) {
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec) return error("cannot create '", dir, "': ", ec.message());
-  auto write = [&](const std::string& name, const std::string& text) -> Status {
-    std::ofstream f(fs::path(dir) / name);
-    if (!(f << text)) return error("cannot write '", (fs::path(dir) / name).string(), "'");
-    return {};
-  };
+std::vector<std::pair<std::string, std::string>> optimize_files(const OptimizeReport& r,
+                                                               const ir::KernelGraph& program) {
+  std::vector<std::pair<std::string, std::string>> files;
   const std::string verdict =
       r.best < 0 ? "the program itself (nothing to prove)"
                  : std::string(verify::verdict_name(r.certified.kind)) + " (certify): " +
                        r.certified.summary;
-  MG_RETURN_IF_ERROR(write("best.mu", text_with_verdict(r.chosen().graph, verdict)));
+  files.emplace_back("best.mu", text_with_verdict(r.chosen().graph, verdict));
   nlohmann::json best = nlohmann::json::parse(ir::to_json(r.chosen().graph));
   best["verdict"] = verdict;
-  MG_RETURN_IF_ERROR(write("best.json", best.dump(1) + "\n"));
+  files.emplace_back("best.json", best.dump(1) + "\n");
   if (!r.best_source.empty())
-    MG_RETURN_IF_ERROR(write(r.target.kind == target::Kind::kCpu ? "best_cpu.cc" : "best.cu",
-                             r.best_source));
-  MG_RETURN_IF_ERROR(write("report.txt", format_report(r, program)));
+    files.emplace_back(r.target.kind == target::Kind::kCpu ? "best_cpu.cc" : "best.cu",
+                       r.best_source);
+  files.emplace_back("report.txt", format_report(r, program));
   // The numbers of the report for scripts (bench/cpu).
   nlohmann::json j;
   j["target"] = r.target.name;
@@ -631,7 +624,25 @@ Status write_optimize_results(const OptimizeReport& r, const ir::KernelGraph& pr
     j["steps"].push_back({{"name", s.name}, {"seconds", s.seconds}, {"cut", s.cut}});
   j["certified"] = r.certify_ran ? std::string(verify::verdict_name(r.certified.kind)) : "";
   j["not_verified"] = r.not_verified;
-  MG_RETURN_IF_ERROR(write("report.json", j.dump(2) + "\n"));
+  files.emplace_back("report.json", j.dump(2) + "\n");
+  return files;
+}
+
+Status write_files(const std::vector<std::pair<std::string, std::string>>& files,
+                   const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return error("cannot create '", dir, "': ", ec.message());
+  for (const auto& [name, text] : files) {
+    std::ofstream f(fs::path(dir) / name);
+    if (!(f << text)) return error("cannot write '", (fs::path(dir) / name).string(), "'");
+  }
+  return ok_status();
+}
+
+Status write_optimize_results(const OptimizeReport& r, const ir::KernelGraph& program,
+                              const std::string& dir) {
+  MG_RETURN_IF_ERROR(write_files(optimize_files(r, program), dir));
   return write_search_results(r.search, program, (fs::path(dir) / "search").string()).status();
 }
 

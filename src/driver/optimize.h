@@ -27,6 +27,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "driver/cpu_backend.h"
@@ -110,8 +111,14 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
 // The report text (what report.txt holds and the CLI prints).
 std::string format_report(const OptimizeReport& r, const ir::KernelGraph& program);
 
-// Writes best.mu, best.json, best_cpu.cc (target cpu) or best.cu (GPU), report.txt and the search results
-// (search/, as write_search_results) under `dir`.
+// The files of a report, name -> text: best.mu, best.json, best_cpu.cc (target cpu) or best.cu
+// (GPU), report.txt, report.json.
+std::vector<std::pair<std::string, std::string>> optimize_files(const OptimizeReport& r,
+                                                               const ir::KernelGraph& program);
+// Writes `files` under `dir` (created if needed).
+Status write_files(const std::vector<std::pair<std::string, std::string>>& files,
+                   const std::string& dir);
+// Writes optimize_files and the search results (search/, as write_search_results) under `dir`.
 Status write_optimize_results(const OptimizeReport& r, const ir::KernelGraph& program,
                               const std::string& dir);
 

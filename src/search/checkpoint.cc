@@ -220,6 +220,8 @@ Status read_space(const std::string& text, ir::KernelGraph& program, SearchOptio
   return ok_status();
 }
 
+std::string space_options_text(const SearchOptions& o) { return space_json(o).dump(); }
+
 std::string fingerprint(const ir::KernelGraph& program, const SearchOptions& o) {
   size_t h = 0;
   for (char ch : space_text(program, o)) h = hash_mix(h, static_cast<unsigned char>(ch));

@@ -28,6 +28,8 @@ struct TaskResult {
 // options, screens, seed). Execution options (threads, budgets, checkpoint, callbacks) are not
 // part of it.
 std::string space_text(const ir::KernelGraph& program, const SearchOptions& o);
+// The options part of space_text alone (JSON text).
+std::string space_options_text(const SearchOptions& o);
 // Reads space_text back into `program` and the options it holds, in `o` (the others are kept).
 Status read_space(const std::string& text, ir::KernelGraph& program, SearchOptions& o);
 
