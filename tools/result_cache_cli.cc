@@ -39,39 +39,23 @@ std::string date_text(double epoch_s) {
   return s.str();
 }
 
-const std::string* file_text(const driver::CacheEntry& e, const std::string& name) {
-  for (const auto& [n, text] : e.files)
-    if (n == name) return &text;
-  return nullptr;
-}
-
 }  // namespace
 
 bool serve_from_cache(const driver::ResultCache& cache, const ir::KernelGraph& program,
                       const driver::OptimizeOptions& o, const std::string& out_dir,
                       double started_s) {
-  const std::string key = driver::cache_key(driver::cache_key_text(program, o));
-  auto hit = cache.find(key);
+  std::string why;
+  auto hit = driver::cache_lookup(cache, program, o, &why);
   if (!hit.ok()) {
     std::cerr << "warning: " << hit.status().message() << "; searching without the cache\n";
     return false;
   }
-  if (!hit->has_value()) return false;
+  if (!hit->has_value()) {
+    if (!why.empty()) std::cerr << "note: result cache: " << why << "; searching again\n";
+    return false;
+  }
   const driver::CacheEntry& e = **hit;
-  const std::string why =
-      driver::cache_serves(e, ir::print_graph(program), o.search.time_budget_s);
-  if (!why.empty()) {
-    std::cerr << "note: result cache: " << why << "; searching again\n";
-    return false;
-  }
-  const std::string* report = file_text(e, "report.txt");
-  const std::string* best = file_text(e, "best.mu");
-  if (report == nullptr || best == nullptr) {
-    std::cerr << "warning: result cache '" << cache.path() << "': entry " << key
-              << " lacks its report; searching again\n";
-    return false;
-  }
-  std::cout << *report;
+  std::cout << *driver::cache_file(e, "report.txt");
   if (!out_dir.empty()) {
     if (Status s = driver::write_files(e.files, out_dir); !s.ok()) {
       std::cerr << "error: " << s.message() << "\n";
@@ -79,7 +63,7 @@ bool serve_from_cache(const driver::ResultCache& cache, const ir::KernelGraph& p
     }
     std::cout << "written to " << out_dir << " (no search/: the search did not run)\n";
   } else {
-    std::cout << "\n" << *best;
+    std::cout << "\n" << *driver::cache_file(e, "best.mu");
   }
   std::cout << "from the result cache in " << std::fixed << std::setprecision(0)
             << (now_s() - started_s) * 1e3 << " ms: key " << e.key.substr(0, 12) << ", stored "

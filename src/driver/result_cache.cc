@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -63,12 +64,22 @@ class Stmt {
   int rc_ = SQLITE_ERROR;
 };
 
-Status exec(sqlite3* db, const std::string& path, const char* sql) {
-  char* msg = nullptr;
-  if (sqlite3_exec(db, sql, nullptr, nullptr, &msg) == SQLITE_OK) return ok_status();
-  std::string m = msg != nullptr ? msg : sqlite3_errmsg(db);
-  sqlite3_free(msg);
-  return error("result cache '", path, "': ", m);
+// Runs `sql`. A lock that SQLite reports at once, without waiting in its busy handler (it does
+// so where waiting could deadlock, e.g. two connections switching a new file to WAL together),
+// is retried here for up to `retry_ms`.
+Status exec(sqlite3* db, const std::string& path, const char* sql, int retry_ms = 0) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(retry_ms);
+  for (;;) {
+    char* msg = nullptr;
+    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &msg);
+    if (rc == SQLITE_OK) return ok_status();
+    std::string m = msg != nullptr ? msg : sqlite3_errmsg(db);
+    sqlite3_free(msg);
+    if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED)
+      return error("result cache '", path, "': ", m);
+    if (std::chrono::steady_clock::now() >= until) return error("result cache '", path, "': ", m);
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 constexpr const char* kColumns =
@@ -134,6 +145,26 @@ std::string cache_serves(const CacheEntry& e, const std::string& program_text, d
   return why.str();
 }
 
+Result<std::optional<CacheEntry>> cache_lookup(const ResultCache& cache,
+                                               const ir::KernelGraph& program,
+                                               const OptimizeOptions& o, std::string* why) {
+  MG_ASSIGN_OR_RETURN(std::optional<CacheEntry> e,
+                      cache.find(cache_key(cache_key_text(program, o))));
+  if (!e) return e;
+  std::string no = cache_serves(*e, ir::print_graph(program), o.search.time_budget_s);
+  if (no.empty() && (cache_file(*e, "best.mu") == nullptr || cache_file(*e, "report.txt") == nullptr))
+    no = "the cached entry lacks its best.mu or report";
+  if (no.empty()) return e;
+  if (why != nullptr) *why = no;
+  return std::optional<CacheEntry>();
+}
+
+const std::string* cache_file(const CacheEntry& e, const std::string& name) {
+  for (const auto& [n, text] : e.files)
+    if (n == name) return &text;
+  return nullptr;
+}
+
 Result<CacheEntry> make_cache_entry(const OptimizeReport& r, const ir::KernelGraph& program,
                                     const OptimizeOptions& o, const std::string& name) {
   const search::StopReason stop = r.search.stop_reason;
@@ -194,14 +225,15 @@ Result<ResultCache> ResultCache::open(const std::string& path, int busy_timeout_
     return error("result cache '", path, "': schema version ", version, ", this mugraph reads ",
                  kSchemaVersion, " (another mugraph's file: set MUGRAPH_CACHE_DIR or run "
                  "`mugraph cache clear`)");
-  MG_RETURN_IF_ERROR(exec(db, path, "PRAGMA journal_mode=WAL"));
+  MG_RETURN_IF_ERROR(exec(db, path, "PRAGMA journal_mode=WAL", busy_timeout_ms));
   MG_RETURN_IF_ERROR(exec(db, path,
                           "CREATE TABLE IF NOT EXISTS results ("
                           "key TEXT PRIMARY KEY, key_text TEXT, name TEXT, program TEXT, "
                           "target TEXT, version TEXT, created REAL, budget_s REAL, "
                           "exhausted INTEGER, chosen TEXT, speedup REAL, verdict TEXT, "
-                          "device TEXT, files TEXT)"));
-  if (version == 0) MG_RETURN_IF_ERROR(exec(db, path, "PRAGMA user_version=1"));
+                          "device TEXT, files TEXT)",
+                          busy_timeout_ms));
+  if (version == 0) MG_RETURN_IF_ERROR(exec(db, path, "PRAGMA user_version=1", busy_timeout_ms));
   return c;
 }
 

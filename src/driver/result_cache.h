@@ -59,6 +59,15 @@ std::string cache_key(const std::string& key_text);
 // alone ranked is not served where it could be measured). Empty if so, else why not.
 std::string cache_serves(const CacheEntry& e, const std::string& program_text, double budget_s);
 
+class ResultCache;
+// Looks `program` up under options `o`: the entry when it serves this request (cache_serves);
+// none on a miss, with `why` (if given) saying why when an entry existed but does not serve.
+Result<std::optional<CacheEntry>> cache_lookup(const ResultCache& cache,
+                                               const ir::KernelGraph& program,
+                                               const OptimizeOptions& o, std::string* why);
+// A stored file's text (e.g. "best.mu", "report.txt"), or null.
+const std::string* cache_file(const CacheEntry& e, const std::string& name);
+
 // The entry optimize's report makes (files as write_optimize_results writes them).
 Result<CacheEntry> make_cache_entry(const OptimizeReport& r, const ir::KernelGraph& program,
                                     const OptimizeOptions& o, const std::string& name);
