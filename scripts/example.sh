@@ -16,3 +16,6 @@ ex="$root/examples"
 # build/optimize_rms_norm_matmul. A second run is answered from the result cache (MUGRAPH_NO_CACHE=1 searches again).
 "$mg" optimize "$ex/rms_norm_matmul.mu" --target cpu --max-kernel-ops 1 --max-block-ops 9 \
   --time-budget 20 --quiet --out "${BUILD_DIR:-$root/build}/optimize_rms_norm_matmul"
+# The same from Python (issue 21): build RMSNorm+MatMul with mugraph.Graph, superoptimize it on
+# the CPU (answered from the result cache on a second run), call it on torch tensors.
+PYTHONPATH="${BUILD_DIR:-$root/build}/python" "${VENV:-$root/.venv}/bin/python" "$root/examples/python/quickstart.py"

@@ -46,10 +46,14 @@ Result<TensorId> attention(KernelBuilder& kb, TensorId q, TensorId k, TensorId v
   return kb.op(OpKind::kMatmul, {p, v}, {}, name);
 }
 
-std::optional<CompositeInfo> find_composite(std::string_view name) {
-  static const CompositeInfo kTable[] = {
+const std::vector<CompositeInfo>& composites() {
+  static const std::vector<CompositeInfo> kTable = {
       {"rms_norm", 1, true}, {"softmax", 1, true}, {"attention", 3, false}};
-  for (const CompositeInfo& c : kTable)
+  return kTable;
+}
+
+std::optional<CompositeInfo> find_composite(std::string_view name) {
+  for (const CompositeInfo& c : composites())
     if (c.name == name) return c;
   return std::nullopt;
 }

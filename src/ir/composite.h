@@ -25,6 +25,7 @@ struct CompositeInfo {
   int arity;
   bool takes_dim;
 };
+const std::vector<CompositeInfo>& composites();  // the table, in declaration order
 std::optional<CompositeInfo> find_composite(std::string_view name);
 
 // Expands composite `name` applied to `inputs` (dim ignored unless it takes one).

@@ -1,0 +1,160 @@
+"""The program builder: `g = mg.Graph(); X = g.input((16, 4096), "f16"); g.output(g.matmul(X, W))`.
+
+Each call appends one line of mugraph's text form and checks the program so far with the C++
+parser, so a wrong shape or dtype raises mugraph.Error at the call that made it, naming the op.
+The ops are read from the C++ op table (kernel-level ops and the composites rms_norm, softmax,
+attention), never listed here.
+"""
+from fractions import Fraction
+
+from . import _mugraph
+
+_DTYPES = ("f16", "bf16", "f32")
+
+
+class Tensor:
+    """A tensor of a Graph under construction (its name in the program text)."""
+
+    def __init__(self, graph, name):
+        self.graph = graph
+        self.name = name
+
+    def __repr__(self):
+        return "<mugraph.Tensor %s>" % self.name
+
+
+def _attr_text(key, value):
+    if key == "factor":
+        f = Fraction(value).limit_denominator(1 << 30) if not isinstance(value, Fraction) else value
+        if Fraction(value) != f:
+            raise _mugraph.Error("factor=%r: not a ratio of integers" % (value,))
+        return "factor=%d/%d" % (f.numerator, f.denominator)
+    if key == "shape":
+        return "shape=[%s]" % ", ".join(str(int(d)) for d in value)
+    return "%s=%d" % (key, int(value))
+
+
+class Graph:
+    """Builds a program (a kernel graph of predefined ops) op by op."""
+
+    def __init__(self):
+        self._lines = []
+        self._names = set()
+        self._count = 0
+        self._outputs = []
+        self._built = None
+
+    def _fresh(self, name, prefix):
+        if name is None:
+            while True:
+                self._count += 1
+                name = "%s%d" % (prefix, self._count)
+                if name not in self._names:
+                    break
+        if not isinstance(name, str) or not name.isidentifier():
+            raise _mugraph.Error("tensor name %r: expected an identifier" % (name,))
+        if name in self._names:
+            raise _mugraph.Error("tensor name '%s' is already used in this graph" % name)
+        return name
+
+    def _check(self, line, what, defined):
+        """Parses the program with `line` (which defines `defined`) appended; on an error,
+        raises it naming `what`."""
+        # A program must have an output, and an input cannot be one: a scratch op on the new
+        # tensor serves as the output while checking.
+        probe = "mg_builder_probe"
+        while probe in self._names or probe == defined:
+            probe += "_"
+        outs = self._outputs + [probe]
+        text = "\n".join(self._lines + [line, "%s = neg(%s)" % (probe, defined)] +
+                         ["output %s" % o for o in outs]) + "\n"
+        try:
+            _mugraph.parse(text, "<builder>")
+        except _mugraph.Error as e:
+            raise _mugraph.Error("%s: %s" % (what, str(e).split(": ", 1)[-1])) from None
+        self._lines.append(line)
+        self._built = None
+
+    def _tensor(self, t, what):
+        if not isinstance(t, Tensor) or t.graph is not self:
+            raise _mugraph.Error("%s: expected a tensor of this graph, got %r" % (what, t))
+        return t.name
+
+    def input(self, shape, dtype="f16", name=None):
+        """A program input of `shape` (up to 4 dims) and `dtype` (f16, bf16, f32)."""
+        if dtype not in _DTYPES:
+            raise _mugraph.Error("input(): dtype must be one of %s, got %r"
+                                 % (", ".join(_DTYPES), dtype))
+        name = self._fresh(name, "in")
+        dims = ", ".join(str(int(d)) for d in shape)
+        self._check("input %s : %s[%s]" % (name, dtype, dims), "input '%s'" % name, name)
+        self._names.add(name)
+        return Tensor(self, name)
+
+    def op(self, op, *inputs, name=None, **attrs):
+        """Applies op `op` (a name of the op table or a composite) to `inputs`."""
+        table = _op_table()
+        if op not in table:
+            raise _mugraph.Error("unknown op '%s' (ops: %s)" % (op, ", ".join(sorted(table))))
+        arity, allowed = table[op]
+        if len(inputs) != arity:
+            raise _mugraph.Error("%s: expects %d input(s), got %d" % (op, arity, len(inputs)))
+        for k in attrs:
+            if k not in allowed:
+                raise _mugraph.Error("%s: no attribute '%s' (it takes: %s)"
+                                     % (op, k, ", ".join(allowed) or "none"))
+        args = [self._tensor(t, "%s input %d" % (op, i)) for i, t in enumerate(inputs)]
+        args += [_attr_text(k, v) for k, v in attrs.items()]
+        out = self._fresh(name, "t")
+        self._check("%s = %s(%s)" % (out, op, ", ".join(args)), "%s '%s'" % (op, out), out)
+        self._names.add(out)
+        return Tensor(self, out)
+
+    def output(self, *tensors):
+        """Marks program outputs (in order)."""
+        for t in tensors:
+            n = self._tensor(t, "output")
+            if n in self._outputs:
+                raise _mugraph.Error("output '%s' is already an output" % n)
+            self._outputs.append(n)
+        self._built = None
+
+    def text(self):
+        """The program in mugraph's text form."""
+        if not self._outputs:
+            raise _mugraph.Error("the graph has no output (call g.output(...))")
+        return "\n".join(self._lines + ["output %s" % o for o in self._outputs]) + "\n"
+
+    def build(self):
+        """The KernelGraph (parsed from text())."""
+        if self._built is None:
+            self._built = _mugraph.parse(self.text(), "<builder>")
+        return self._built
+
+    def check(self, target="cpu"):
+        """Validates the program against `target`'s limits; raises mugraph.Error if invalid."""
+        self.build().check(target)
+
+
+_TABLE = None
+
+
+def _op_table():
+    global _TABLE
+    if _TABLE is None:
+        _TABLE = {name: (arity, tuple(attrs))
+                  for name, arity, attrs in list(_mugraph.ops()) + list(_mugraph.composites())}
+    return _TABLE
+
+
+def _method(op):
+    def call(self, *inputs, name=None, **attrs):
+        return self.op(op, *inputs, name=name, **attrs)
+    call.__name__ = op
+    call.__doc__ = "g.%s(...): the op '%s' (see mugraph's op table)" % (op, op)
+    return call
+
+
+for _op in _op_table():
+    if not hasattr(Graph, _op):
+        setattr(Graph, _op, _method(_op))

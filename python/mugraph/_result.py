@@ -1,0 +1,140 @@
+"""What superoptimize returns, callable on tensors (numpy arrays or torch CPU tensors)."""
+from . import _mugraph
+
+# mugraph dtype -> (numpy dtype name or None, torch dtype attribute name)
+_DTYPES = {"f16": ("float16", "float16"), "bf16": (None, "bfloat16"), "f32": ("float32", "float32")}
+
+
+def _is_torch(x):
+    return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")
+
+
+def _describe(x):
+    if _is_torch(x):
+        return "torch tensor %s %s on %s" % (tuple(x.shape), str(x.dtype).replace("torch.", ""),
+                                             x.device)
+    if hasattr(x, "__array_interface__"):
+        return "numpy array %s %s" % (tuple(x.shape), x.dtype)
+    return type(x).__name__
+
+
+def _pointer(x, spec, index):
+    """The data pointer of argument `x` for graph input `spec` (name, dtype, shape, strides),
+    after checking its kind, device, dtype, shape and layout; a mugraph.Error names the input
+    and what was expected otherwise."""
+    name, dtype, shape, strides = spec
+    want = "%s %s[%s]" % (name, dtype, ", ".join(str(d) for d in shape))
+    where = "input %d ('%s')" % (index, name)
+    np_name, torch_name = _DTYPES[dtype]
+    if _is_torch(x):
+        import torch
+        if x.device.type != "cpu":
+            raise _mugraph.Error("%s: a %s; expected a CPU tensor (CUDA tensors are not supported "
+                                 "yet: move it with .cpu())" % (where, _describe(x)))
+        if x.dtype != getattr(torch, torch_name):
+            raise _mugraph.Error("%s: dtype %s, expected %s (torch.%s)"
+                                 % (where, str(x.dtype).replace("torch.", ""), want, torch_name))
+        got_shape, got_strides = tuple(x.shape), tuple(x.stride())
+        ptr = x.data_ptr()
+    elif hasattr(x, "__array_interface__"):
+        if np_name is None:
+            raise _mugraph.Error("%s: %s has no numpy dtype; pass a torch tensor (torch.%s)"
+                                 % (where, want, torch_name))
+        if str(x.dtype) != np_name:
+            raise _mugraph.Error("%s: dtype %s, expected %s (numpy %s)"
+                                 % (where, x.dtype, want, np_name))
+        got_shape = tuple(x.shape)
+        got_strides = tuple(s // x.itemsize for s in x.strides)
+        if any(s % x.itemsize for s in x.strides):
+            raise _mugraph.Error("%s: strides %s are not whole elements" % (where, x.strides))
+        ptr = x.__array_interface__["data"][0]
+    else:
+        raise _mugraph.Error("%s: a %s; expected a numpy array or a torch tensor (%s)"
+                             % (where, type(x).__name__, want))
+    if got_shape != tuple(shape):
+        raise _mugraph.Error("%s: shape %s, expected %s" % (where, got_shape, want))
+    # Strides matter along dims of size > 1 only.
+    if any(n > 1 and a != b for n, a, b in zip(shape, got_strides, strides)):
+        row_major = all(n <= 1 or a == b for n, a, b in zip(shape, strides, _row_major(shape)))
+        raise _mugraph.Error("%s: strides %s (elements), expected %s (%s)"
+                             % (where, got_strides, tuple(strides),
+                                "contiguous: call .contiguous() / numpy.ascontiguousarray"
+                                if row_major else "the program's layout"))
+    return ptr
+
+
+def _row_major(shape):
+    out, s = [], 1
+    for d in reversed(shape):
+        out.append(s)
+        s *= d
+    return tuple(reversed(out))
+
+
+def _alloc(spec, use_torch):
+    """An output buffer for graph output `spec`, in the graph's layout."""
+    name, dtype, shape, strides = spec
+    np_name, torch_name = _DTYPES[dtype]
+    size = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
+    if use_torch or np_name is None:
+        import torch
+        t = torch.empty_strided(tuple(shape), tuple(strides), dtype=getattr(torch, torch_name))
+        return t, t.data_ptr()
+    import numpy as np
+    flat = np.empty(max(size, 1), dtype=np_name)
+    a = np.lib.stride_tricks.as_strided(flat, shape=tuple(shape),
+                                        strides=tuple(s * flat.itemsize for s in strides))
+    return a, flat.__array_interface__["data"][0]
+
+
+class Result:
+    """The outcome of superoptimize(): the uGraph handed out and how it was chosen.
+
+    best        the KernelGraph handed out (the program itself when nothing faster was proven)
+    chosen      "program" or the variant's label ("cand1")
+    verdict     VERIFIED, ... of the chosen variant ("the program itself" for the program)
+    verified    whether what is handed out is proven (VERIFIED, or the program itself)
+    speedup     measured over the program (0.0 when nothing could be measured)
+    report      the report text (what `mugraph optimize` prints)
+    source      the generated source of `best` (C++ for cpu, CUDA for GPU targets)
+    from_cache  answered from the persistent result cache (no search ran)
+    cache_note  what the result cache did, when something is worth saying
+    result(*tensors) runs `best` on the CPU: numpy arrays or torch CPU tensors, in the
+    program's input order; returns its outputs (torch tensors if any input was one).
+    """
+
+    def __init__(self, program, optimized):
+        self.program = program
+        self._o = optimized
+        self._kernel = None
+
+    best = property(lambda self: self._o.best)
+    chosen = property(lambda self: self._o.chosen)
+    verdict = property(lambda self: self._o.verdict)
+    verified = property(lambda self: self._o.verified)
+    speedup = property(lambda self: self._o.speedup)
+    measured = property(lambda self: self._o.measured)
+    report = property(lambda self: self._o.report)
+    source = property(lambda self: self._o.source)
+    from_cache = property(lambda self: self._o.from_cache)
+    cache_note = property(lambda self: self._o.cache_note)
+    target = property(lambda self: self._o.target)
+
+    def __repr__(self):
+        return "<mugraph.Result %s, %s, %s%s>" % (
+            self.chosen, self.verdict,
+            "%.2fx measured" % self.speedup if self.measured else "not measured",
+            ", from the cache" if self.from_cache else "")
+
+    def __call__(self, *tensors):
+        ins, outs = self.best.inputs(), self.best.outputs()
+        if len(tensors) != len(ins):
+            raise _mugraph.Error("expected %d input(s) (%s), got %d"
+                                 % (len(ins), ", ".join(n for n, *_ in ins), len(tensors)))
+        ptrs = [_pointer(x, spec, i) for i, (x, spec) in enumerate(zip(tensors, ins))]
+        use_torch = any(_is_torch(x) for x in tensors)
+        results = [_alloc(spec, use_torch) for spec in outs]
+        if self._kernel is None:
+            self._kernel = _mugraph.CpuKernel(self.best)
+        self._kernel.run(ptrs, [p for _, p in results])
+        return tuple(r for r, _ in results)

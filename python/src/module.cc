@@ -1,0 +1,338 @@
+// mugraph._mugraph: the C++ driver for Python (pybind11). Thin: each function calls the driver
+// and turns a Status into mugraph.Error; the Pythonic API (builder, tensors) is python/mugraph.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "driver/cpu_backend.h"
+#include "driver/driver.h"
+#include "driver/optimize.h"
+#include "driver/result_cache.h"
+#include "driver/version.h"
+#include "ir/canonical.h"
+#include "ir/composite.h"
+#include "ir/json.h"
+#include "ir/ops.h"
+#include "ir/text.h"
+#include "search/plan.h"
+#include "target/target.h"
+
+namespace py = pybind11;
+using namespace mugraph;
+
+namespace {
+
+PyObject* g_error = nullptr;  // mugraph.Error (a ValueError)
+
+[[noreturn]] void raise(const std::string& message) {
+  PyErr_SetString(g_error, message.c_str());
+  throw py::error_already_set();
+}
+
+template <typename T>
+T value_or_raise(Result<T> r) {
+  if (!r.ok()) raise(r.status().message());
+  return std::move(r).value();
+}
+
+void ok_or_raise(const Status& s) {
+  if (!s.ok()) raise(s.message());
+}
+
+target::Target find_target_or_raise(const std::string& name) {
+  return value_or_raise(target::find_target(name));
+}
+
+py::tuple dims(const ir::Shape& s) {
+  py::tuple t(static_cast<size_t>(s.rank));
+  for (int i = 0; i < s.rank; ++i) t[static_cast<size_t>(i)] = s[i];
+  return t;
+}
+
+// One tensor of a graph's interface: (name, dtype, shape, strides in elements).
+py::tuple interface_entry(const ir::KernelGraph& g, ir::TensorId id) {
+  const ir::Tensor& t = g.tensor(id);
+  py::tuple strides(static_cast<size_t>(t.type.shape.rank));
+  for (int i = 0; i < t.type.shape.rank; ++i)
+    strides[static_cast<size_t>(i)] = t.type.layout.strides[static_cast<size_t>(i)];
+  return py::make_tuple(t.name, std::string(ir::dtype_name(t.type.dtype)), dims(t.type.shape),
+                        strides);
+}
+
+// What optimize handed out, fresh or from the result cache.
+struct Optimized {
+  ir::KernelGraph best;
+  std::string chosen, verdict, report, source, cache_note, target;
+  double speedup = 1;
+  bool measured = false, from_cache = false, verified = false;
+};
+
+Optimized from_files(const std::vector<std::pair<std::string, std::string>>& files) {
+  Optimized out;
+  for (const auto& [name, text] : files) {
+    if (name == "best.mu") out.best = value_or_raise(ir::parse_graph(text));
+    if (name == "report.txt") out.report = text;
+    if (name == "best_cpu.cc" || name == "best.cu") out.source = text;
+  }
+  return out;
+}
+
+// Search options from keyword arguments (the CLI's flags, without the dashes); an unknown one
+// is a TypeError naming it. Given no space option, the space is planned (as the CLI does).
+void apply_search_kwargs(search::SearchOptions& s, const py::dict& kw) {
+  static const char* kSpace[] = {"max_kernel_ops", "max_block_ops", "max_graph_defined",
+                                 "max_block_outputs", "max_kernel_op_inputs", "grid_sizes",
+                                 "min_blocks", "max_blocks", "max_grid_dims", "forloop"};
+  bool space = false;
+  for (auto [k, v] : kw) {
+    const std::string key = py::cast<std::string>(k);
+    bool is_space = false;
+    for (const char* n : kSpace) is_space |= key == n;
+    space |= is_space;
+    if (key == "max_kernel_ops") s.max_kernel_ops = py::cast<int>(v);
+    else if (key == "max_block_ops") s.max_block_ops = py::cast<int>(v);
+    else if (key == "max_graph_defined") s.max_graph_defined_ops = py::cast<int>(v);
+    else if (key == "max_block_outputs") s.max_block_outputs = py::cast<int>(v);
+    else if (key == "max_kernel_op_inputs") s.max_kernel_op_inputs = py::cast<int>(v);
+    else if (key == "grid_sizes") s.grid_sizes = py::cast<std::vector<int64_t>>(v);
+    else if (key == "min_blocks") s.min_blocks = py::cast<int64_t>(v);
+    else if (key == "max_blocks") s.max_blocks = py::cast<int64_t>(v);
+    else if (key == "max_grid_dims") s.max_grid_dims = py::cast<int>(v);
+    else if (key == "forloop") s.forloop_ranges = py::cast<std::vector<int64_t>>(v);
+    else if (key == "threads") s.threads = py::cast<int>(v);
+    else if (key == "seed") s.seed = py::cast<uint64_t>(v);
+    else {
+      PyErr_SetString(PyExc_TypeError,
+                      ("superoptimize(): unknown option '" + key +
+                       "' (search options: max_kernel_ops, max_block_ops, max_graph_defined, "
+                       "max_block_outputs, max_kernel_op_inputs, grid_sizes, min_blocks, "
+                       "max_blocks, max_grid_dims, forloop, threads, seed)")
+                          .c_str());
+      throw py::error_already_set();
+    }
+  }
+  if (!space) s.plan = true;
+}
+
+Optimized optimize(const ir::KernelGraph& program, const std::string& target_name,
+                   double time_budget, int top, int runs, bool accept_unproved, bool use_cache,
+                   const std::string& name, const py::dict& kw) {
+  driver::OptimizeOptions o;
+  o.search.target = find_target_or_raise(target_name);
+  apply_search_kwargs(o.search, kw);
+  o.search.time_budget_s = time_budget > 0 ? time_budget
+                           : o.search.plan ? search::kPlannedBudgetSeconds
+                                           : 0;
+  o.top_n = top;
+  o.runs = runs;
+  o.seed = 1;
+  o.accept_unproved = accept_unproved;
+  ok_or_raise(driver::validate(program, o.search.target));
+  std::optional<driver::ResultCache> cache;
+  std::string note;
+  if (use_cache) {
+    auto c = driver::ResultCache::open(driver::default_result_cache_path());
+    if (c.ok())
+      cache = std::move(c).value();
+    else
+      note = "result cache: " + c.status().message() + "; searched without it";
+  }
+  if (cache) {
+    std::string why;
+    auto hit = driver::cache_lookup(*cache, program, o, &why);
+    if (!hit.ok()) {
+      note = "result cache: " + hit.status().message() + "; searched without it";
+    } else if (hit->has_value()) {
+      const driver::CacheEntry& e = **hit;
+      Optimized out = from_files(e.files);
+      out.chosen = e.chosen;
+      out.verdict = e.verdict;
+      out.speedup = e.speedup;
+      out.measured = !e.device.empty();
+      out.from_cache = true;
+      out.verified = e.verdict == "VERIFIED" || e.chosen == "program";
+      out.target = e.target;
+      out.cache_note = "from the result cache (" + cache->path() + ", key " +
+                       e.key.substr(0, 12) + ", stored by mugraph " + e.version + ")";
+      return out;
+    } else if (!why.empty()) {
+      note = "result cache: " + why + "; searched again";
+    }
+  }
+  Result<driver::OptimizeReport> r = [&] {
+    py::gil_scoped_release release;
+    return driver::optimize(program, o);
+  }();
+  const driver::OptimizeReport report = value_or_raise(std::move(r));
+  Optimized out = from_files(driver::optimize_files(report, program));
+  out.chosen = report.chosen().label;
+  out.speedup = !report.measured ? 0.0 : report.best < 0 ? 1.0 : report.chosen().speedup;
+  out.measured = report.measured;
+  out.verdict = report.best < 0 ? "the program itself"
+                                : std::string(verify::verdict_name(report.certified.kind));
+  out.verified = report.best < 0 || report.certified.kind == verify::VerdictKind::kVerified;
+  out.target = report.target.name;
+  if (cache) {
+    auto e = driver::make_cache_entry(report, program, o, name);
+    if (e.ok()) {
+      if (Status s = cache->put(*e); !s.ok())
+        note = "result cache: " + s.message() + "; the result is not cached";
+    } else {
+      note = "result cache: " + e.status().message();
+    }
+  }
+  out.cache_note = note;
+  return out;
+}
+
+// A uGraph compiled for the CPU (the JIT, cached on disk), run on raw buffers.
+class CpuKernel {
+ public:
+  explicit CpuKernel(const ir::KernelGraph& g) : g_(g) {
+    module_ = value_or_raise(driver::compile_cpu({{"graph", &g_}}, driver::default_jit_options()));
+  }
+  // Pointers as integers, in the graph's input / output order; the caller checked shapes,
+  // dtypes and layouts (python/mugraph/_tensors.py).
+  void run(const std::vector<uintptr_t>& in, const std::vector<uintptr_t>& out) {
+    if (in.size() != g_.inputs.size() || out.size() != g_.outputs.size())
+      raise("CpuKernel.run: expected " + std::to_string(g_.inputs.size()) + " inputs and " +
+            std::to_string(g_.outputs.size()) + " outputs");
+    std::vector<const void*> i(in.size());
+    std::vector<void*> o(out.size());
+    for (size_t k = 0; k < in.size(); ++k) i[k] = reinterpret_cast<const void*>(in[k]);
+    for (size_t k = 0; k < out.size(); ++k) o[k] = reinterpret_cast<void*>(out[k]);
+    Status s;
+    {
+      py::gil_scoped_release release;
+      s = module_->run(0, i, o);
+    }
+    ok_or_raise(s);
+  }
+
+ private:
+  ir::KernelGraph g_;
+  std::unique_ptr<runtime::CpuModule> module_;
+};
+
+}  // namespace
+
+PYBIND11_MODULE(_mugraph, m) {
+  m.doc() = "mugraph's C++ driver (use the mugraph package, not this module)";
+  g_error = PyErr_NewException("mugraph.Error", PyExc_ValueError, nullptr);
+  m.attr("Error") = py::handle(g_error);
+
+  m.def("version", [] { return std::string(driver::version()); });
+  m.def("targets", [] { return target::target_names(); });
+  m.def("ops", [] {
+    py::list out;
+    for (const ir::OpInfo& op : ir::kOpTable) {
+      if ((op.levels & ir::kLevelK) == 0) continue;
+      py::list attrs;
+      if (op.attrs & ir::kAttrDim) attrs.append("dim");
+      if (op.attrs & ir::kAttrGroup) attrs.append("group");
+      if (op.attrs & ir::kAttrTimes) attrs.append("times");
+      if (op.attrs & ir::kAttrShape) attrs.append("shape");
+      if (op.attrs & ir::kAttrFactor) attrs.append("factor");
+      out.append(py::make_tuple(std::string(op.name), op.arity, attrs));
+    }
+    return out;
+  });
+  m.def("composites", [] {
+    py::list out;
+    for (const ir::CompositeInfo& c : ir::composites()) {
+      py::list attrs;
+      if (c.takes_dim) attrs.append("dim");
+      out.append(py::make_tuple(std::string(c.name), c.arity, attrs));
+    }
+    return out;
+  });
+
+  py::class_<ir::KernelGraph>(m, "KernelGraph")
+      .def("text", [](const ir::KernelGraph& g) { return ir::print_graph(g); })
+      .def("json", [](const ir::KernelGraph& g) { return ir::to_json(g); })
+      .def("inputs",
+           [](const ir::KernelGraph& g) {
+             py::list l;
+             for (ir::TensorId t : g.inputs) l.append(interface_entry(g, t));
+             return l;
+           })
+      .def("outputs",
+           [](const ir::KernelGraph& g) {
+             py::list l;
+             for (ir::TensorId t : g.outputs) l.append(interface_entry(g, t));
+             return l;
+           })
+      .def("kernels", [](const ir::KernelGraph& g) { return g.ops.size(); })
+      .def("canonical_hash", [](const ir::KernelGraph& g) { return ir::canonical_hash(g); })
+      .def("check",
+           [](const ir::KernelGraph& g, const std::string& target) {
+             ok_or_raise(driver::validate(g, find_target_or_raise(target)));
+           })
+      .def("__eq__", [](const ir::KernelGraph& a, const ir::KernelGraph& b) { return a == b; });
+
+  m.def("parse", [](const std::string& text, const std::string& source) {
+    auto g = ir::parse_graph(text);
+    if (!g.ok()) raise(source + ":" + g.status().message());
+    return std::move(g).value();
+  });
+  m.def("load", [](const std::string& path) {
+    return value_or_raise(driver::load_graph_file(path));
+  });
+
+  py::class_<verify::Verdict>(m, "Verdict")
+      .def_property_readonly("kind",
+                             [](const verify::Verdict& v) { return std::string(verify::verdict_name(v.kind)); })
+      .def_readonly("summary", &verify::Verdict::summary)
+      .def_property_readonly("verified",
+                             [](const verify::Verdict& v) { return v.kind == verify::VerdictKind::kVerified; })
+      .def_property_readonly("accepted",
+                             [](const verify::Verdict& v) { return verify::accepted(v.kind); })
+      .def_property_readonly("delta", [](const verify::Verdict& v) -> py::object {
+        if (v.delta_achieved < 0) return py::none();
+        return py::float_(v.delta_achieved);
+      })
+      .def_readonly("tests", &verify::Verdict::tests)
+      .def_readonly("lax", &verify::Verdict::lax)
+      .def_readonly("difference", &verify::Verdict::difference)
+      .def_readonly("seconds", &verify::Verdict::seconds)
+      .def("__repr__", [](const verify::Verdict& v) {
+        return "<Verdict " + std::string(verify::verdict_name(v.kind)) + ": " + v.summary + ">";
+      });
+  m.def(
+      "verify",
+      [](const ir::KernelGraph& ref, const ir::KernelGraph& cand, double delta, uint64_t seed,
+         bool screen) {
+        verify::VerifyOptions o;
+        o.mode = screen ? verify::Mode::kScreen : verify::Mode::kCertify;
+        o.delta = delta;
+        o.seed = seed;
+        Result<verify::Verdict> v = [&] {
+          py::gil_scoped_release release;
+          return driver::verify_graphs(ref, cand, o);
+        }();
+        return value_or_raise(std::move(v));
+      },
+      py::arg("ref"), py::arg("cand"), py::arg("delta"), py::arg("seed"), py::arg("screen"));
+
+  py::class_<Optimized>(m, "Optimized")
+      .def_readonly("best", &Optimized::best)
+      .def_readonly("chosen", &Optimized::chosen)
+      .def_readonly("verdict", &Optimized::verdict)
+      .def_readonly("verified", &Optimized::verified)
+      .def_readonly("report", &Optimized::report)
+      .def_readonly("source", &Optimized::source)
+      .def_readonly("speedup", &Optimized::speedup)
+      .def_readonly("measured", &Optimized::measured)
+      .def_readonly("from_cache", &Optimized::from_cache)
+      .def_readonly("cache_note", &Optimized::cache_note)
+      .def_readonly("target", &Optimized::target);
+  m.def("optimize", &optimize, py::arg("program"), py::arg("target"), py::arg("time_budget"),
+        py::arg("top"), py::arg("runs"), py::arg("accept_unproved"), py::arg("cache"),
+        py::arg("name"), py::arg("options"));
+
+  py::class_<CpuKernel>(m, "CpuKernel")
+      .def(py::init<const ir::KernelGraph&>())
+      .def("run", &CpuKernel::run);
+}
