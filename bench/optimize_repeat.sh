@@ -13,6 +13,8 @@
 # Hold the build lock so that builds and tests of others do not run alongside:
 #   flock /tmp/mugraph-build.lock bash bench/optimize_repeat.sh
 set -euo pipefail
+# Fresh measurements every run: never answers from the result cache.
+export MUGRAPH_NO_CACHE=1
 root="$(cd "$(dirname "$0")/.." && pwd)"
 mg="${BUILD_DIR:-$root/build}/mugraph"
 runs=5

@@ -315,15 +315,14 @@ int cmd_optimize(Options& o) {
   // asks for the search itself, so it skips the look-up (and stores what it finds).
   std::optional<driver::ResultCache> cache;
   if (!tools::cache_disabled(o.no_cache)) cache = tools::open_cache_or_warn();
-  if (cache && !oo.search.resume &&
-      tools::serve_from_cache(*cache, *g, oo, o.out_dir, o.started_s))
-    return 0;
+  if (cache && !oo.search.resume) {
+    const int served = tools::serve_from_cache(*cache, *g, oo, o.out_dir, o.started_s);
+    if (served >= 0) return served;
+  }
   catch_stop_signals(true);
   auto r = driver::optimize(*g, oo);
   catch_stop_signals(false);
   if (!r.ok()) return fail(r.status());
-  if (cache)
-    tools::store_in_cache(*cache, *r, *g, oo, std::filesystem::path(o.file).filename().string());
   std::cout << driver::format_report(*r, *g);
   if (!o.out_dir.empty()) {
     if (Status s = driver::write_optimize_results(*r, *g, o.out_dir); !s.ok()) return fail(s);
@@ -331,6 +330,9 @@ int cmd_optimize(Options& o) {
   } else {
     std::cout << "\n" << ir::print_graph(r->chosen().graph);
   }
+  // Stored after the report is out (a busy cache file may make it wait).
+  if (cache)
+    tools::store_in_cache(*cache, *r, *g, oo, std::filesystem::path(o.file).filename().string());
   if (r->search.stop_reason != search::StopReason::kExhausted && !oo.search.checkpoint.empty())
     std::cerr << "search stopped early (" << search::stop_reason_name(r->search.stop_reason)
               << "); search further with --resume --checkpoint " << oo.search.checkpoint << "\n";

@@ -41,25 +41,25 @@ std::string date_text(double epoch_s) {
 
 }  // namespace
 
-bool serve_from_cache(const driver::ResultCache& cache, const ir::KernelGraph& program,
+int serve_from_cache(const driver::ResultCache& cache, const ir::KernelGraph& program,
                       const driver::OptimizeOptions& o, const std::string& out_dir,
                       double started_s) {
   std::string why;
   auto hit = driver::cache_lookup(cache, program, o, &why);
   if (!hit.ok()) {
     std::cerr << "warning: " << hit.status().message() << "; searching without the cache\n";
-    return false;
+    return -1;
   }
   if (!hit->has_value()) {
     if (!why.empty()) std::cerr << "note: result cache: " << why << "; searching again\n";
-    return false;
+    return -1;
   }
   const driver::CacheEntry& e = **hit;
   std::cout << *driver::cache_file(e, "report.txt");
   if (!out_dir.empty()) {
     if (Status s = driver::write_files(e.files, out_dir); !s.ok()) {
       std::cerr << "error: " << s.message() << "\n";
-      return false;
+      return 1;
     }
     std::cout << "written to " << out_dir << " (no search/: the search did not run)\n";
   } else {
@@ -70,7 +70,7 @@ bool serve_from_cache(const driver::ResultCache& cache, const ir::KernelGraph& p
             << date_text(e.created) << " by mugraph " << e.version << " (" << cache.path()
             << "; --no-cache searches again, `mugraph cache rm " << e.key.substr(0, 12)
             << "` forgets it)\n";
-  return true;
+  return 0;
 }
 
 void store_in_cache(driver::ResultCache& cache, const driver::OptimizeReport& r,

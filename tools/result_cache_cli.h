@@ -17,9 +17,10 @@ bool cache_disabled(bool no_cache_flag);
 std::optional<driver::ResultCache> open_cache_or_warn();
 
 // Looks `program` up. A hit prints the stored report (or writes it under out_dir) and returns
-// true; a miss says why when there was an entry, and returns false. Errors warn and miss.
-// started: when the command began (for the "in N ms" of a hit).
-bool serve_from_cache(const driver::ResultCache& cache, const ir::KernelGraph& program,
+// 0 (or 1 when writing out_dir failed: an error, no search); a miss says why when there was an
+// entry and returns -1. Cache errors warn and miss. started: when the command began (for the
+// "in N ms" of a hit).
+int serve_from_cache(const driver::ResultCache& cache, const ir::KernelGraph& program,
                       const driver::OptimizeOptions& o, const std::string& out_dir,
                       double started_s);
 

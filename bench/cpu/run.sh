@@ -8,6 +8,8 @@
 #
 # Installs python3-torch (Debian) when missing; Debian's python is /usr/bin/python3.
 set -euo pipefail
+# Fresh measurements every run: never answers from the result cache.
+export MUGRAPH_NO_CACHE=1
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 budget=60
 runs=20

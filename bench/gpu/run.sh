@@ -18,6 +18,8 @@
 # The binaries carry absolute paths to examples/ and tests/data/ of this checkout; on the GPU
 # machine the script links the checkout to that same path.
 set -euo pipefail
+# Fresh measurements every run: never answers from the result cache.
+export MUGRAPH_NO_CACHE=1
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 if [ "${1:-}" = "--pack" ]; then
   "$root/scripts/build.sh" >/dev/null

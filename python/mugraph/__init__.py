@@ -20,8 +20,9 @@ from ._mugraph import Error, KernelGraph, Verdict  # noqa: F401
 from . import _mugraph
 from ._builder import Graph, Tensor  # noqa: F401
 from ._result import Result  # noqa: F401
+from ._torch import from_torch  # noqa: F401
 
-__all__ = ["Error", "Graph", "KernelGraph", "Result", "Tensor", "Verdict", "load", "parse",
+__all__ = ["Error", "from_torch", "Graph", "KernelGraph", "Result", "Tensor", "Verdict", "load", "parse",
            "verify", "superoptimize", "version", "targets"]
 
 
@@ -84,4 +85,4 @@ def superoptimize(program, target="cpu", time_budget=None, cache=True, top=8, ru
         cache = False
     out = _mugraph.optimize(g, target, budget, int(top), int(runs), bool(accept_unproved),
                             bool(cache), str(name), options)
-    return Result(g, out)
+    return Result(program if isinstance(program, Graph) else g, out)

@@ -38,7 +38,8 @@ class Graph:
     """Builds a program (a kernel graph of predefined ops) op by op."""
 
     def __init__(self):
-        self._lines = []
+        self._in_lines = []   # input declarations (the text format wants them before any op)
+        self._lines = []      # ops
         self._names = set()
         self._count = 0
         self._outputs = []
@@ -58,21 +59,23 @@ class Graph:
         return name
 
     def _check(self, line, what, defined):
-        """Parses the program with `line` (which defines `defined`) appended; on an error,
-        raises it naming `what`."""
+        """Parses the program with `line` (which defines `defined`: an input declaration or an
+        op) added; on an error, raises it naming `what`."""
         # A program must have an output, and an input cannot be one: a scratch op on the new
         # tensor serves as the output while checking.
         probe = "mg_builder_probe"
         while probe in self._names or probe == defined:
             probe += "_"
-        outs = self._outputs + [probe]
-        text = "\n".join(self._lines + [line, "%s = neg(%s)" % (probe, defined)] +
-                         ["output %s" % o for o in outs]) + "\n"
+        is_input = line.startswith("input ")
+        ins = self._in_lines + ([line] if is_input else [])
+        ops = self._lines + ([] if is_input else [line])
+        text = "\n".join(ins + ops + ["%s = neg(%s)" % (probe, defined)] +
+                         ["output %s" % o for o in self._outputs + [probe]]) + "\n"
         try:
             _mugraph.parse(text, "<builder>")
         except _mugraph.Error as e:
             raise _mugraph.Error("%s: %s" % (what, str(e).split(": ", 1)[-1])) from None
-        self._lines.append(line)
+        (self._in_lines if is_input else self._lines).append(line)
         self._built = None
 
     def _tensor(self, t, what):
@@ -80,14 +83,16 @@ class Graph:
             raise _mugraph.Error("%s: expected a tensor of this graph, got %r" % (what, t))
         return t.name
 
-    def input(self, shape, dtype="f16", name=None):
-        """A program input of `shape` (up to 4 dims) and `dtype` (f16, bf16, f32)."""
+    def input(self, shape, dtype="f16", name=None, strides=None):
+        """A program input of `shape` (up to 4 dims) and `dtype` (f16, bf16, f32); `strides`
+        (in elements) when its layout is not row-major (e.g. a transposed weight)."""
         if dtype not in _DTYPES:
             raise _mugraph.Error("input(): dtype must be one of %s, got %r"
                                  % (", ".join(_DTYPES), dtype))
         name = self._fresh(name, "in")
         dims = ", ".join(str(int(d)) for d in shape)
-        self._check("input %s : %s[%s]" % (name, dtype, dims), "input '%s'" % name, name)
+        layout = "" if strides is None else " strides=[%s]" % ", ".join(str(int(s)) for s in strides)
+        self._check("input %s : %s[%s]%s" % (name, dtype, dims, layout), "input '%s'" % name, name)
         self._names.add(name)
         return Tensor(self, name)
 
@@ -123,7 +128,8 @@ class Graph:
         """The program in mugraph's text form."""
         if not self._outputs:
             raise _mugraph.Error("the graph has no output (call g.output(...))")
-        return "\n".join(self._lines + ["output %s" % o for o in self._outputs]) + "\n"
+        return "\n".join(self._in_lines + self._lines +
+                         ["output %s" % o for o in self._outputs]) + "\n"
 
     def build(self):
         """The KernelGraph (parsed from text())."""

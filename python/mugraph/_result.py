@@ -45,8 +45,9 @@ def _pointer(x, spec, index):
                                  % (where, x.dtype, want, np_name))
         got_shape = tuple(x.shape)
         got_strides = tuple(s // x.itemsize for s in x.strides)
-        if any(s % x.itemsize for s in x.strides):
-            raise _mugraph.Error("%s: strides %s are not whole elements" % (where, x.strides))
+        if any(s % x.itemsize for s in x.strides) or not x.flags.aligned:
+            raise _mugraph.Error("%s: not aligned to its element size (strides %s)"
+                                 % (where, x.strides))
         ptr = x.__array_interface__["data"][0]
     else:
         raise _mugraph.Error("%s: a %s; expected a numpy array or a torch tensor (%s)"
@@ -78,7 +79,8 @@ def _alloc(spec, use_torch):
     size = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
     if use_torch or np_name is None:
         import torch
-        t = torch.empty_strided(tuple(shape), tuple(strides), dtype=getattr(torch, torch_name))
+        t = torch.empty_strided(tuple(shape), tuple(strides), dtype=getattr(torch, torch_name),
+                                device="cpu")
         return t, t.data_ptr()
     import numpy as np
     flat = np.empty(max(size, 1), dtype=np_name)
@@ -126,11 +128,35 @@ class Result:
             "%.2fx measured" % self.speedup if self.measured else "not measured",
             ", from the cache" if self.from_cache else "")
 
+    def _arguments(self, tensors):
+        """The program's inputs from the call's arguments: for a program from from_torch, the
+        function's own arguments (seen through the layout each input declares) and the bound
+        parameters; else the arguments themselves, in the program's input order."""
+        sources = getattr(self.program, "_sources", None)
+        ins = self.best.inputs()
+        if sources is None:
+            if len(tensors) != len(ins):
+                raise _mugraph.Error("expected %d input(s) (%s), got %d"
+                                     % (len(ins), ", ".join(n for n, *_ in ins), len(tensors)))
+            return list(tensors)
+        arity = self.program._arity
+        if len(tensors) != arity:
+            raise _mugraph.Error("expected the function's %d argument(s), got %d"
+                                 % (arity, len(tensors)))
+        out = []
+        for name, *_ in ins:
+            source, perm = sources[name]
+            t = tensors[source] if isinstance(source, int) else source
+            if perm is not None and _is_torch(t):
+                t = t.permute(*perm)
+            elif perm is not None:
+                t = t.transpose(perm)
+            out.append(t)
+        return out
+
     def __call__(self, *tensors):
+        tensors = self._arguments(tensors)
         ins, outs = self.best.inputs(), self.best.outputs()
-        if len(tensors) != len(ins):
-            raise _mugraph.Error("expected %d input(s) (%s), got %d"
-                                 % (len(ins), ", ".join(n for n, *_ in ins), len(tensors)))
         ptrs = [_pointer(x, spec, i) for i, (x, spec) in enumerate(zip(tensors, ins))]
         use_torch = any(_is_torch(x) for x in tensors)
         results = [_alloc(spec, use_torch) for spec in outs]

@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include <filesystem>
+#include <mutex>
 #include <sstream>
 
 #include "driver/cpu_backend.h"
@@ -79,39 +80,51 @@ Optimized from_files(const std::vector<std::pair<std::string, std::string>>& fil
   return out;
 }
 
-// Search options from keyword arguments (the CLI's flags, without the dashes); an unknown one
-// is a TypeError naming it. Given no space option, the space is planned (as the CLI does).
+constexpr const char* kSpaceOptions[] = {"max_kernel_ops", "max_block_ops", "max_graph_defined",
+                                        "max_block_outputs", "max_kernel_op_inputs", "grid_sizes",
+                                        "min_blocks", "max_blocks", "max_grid_dims", "forloop"};
+
+// One search option from a keyword argument (the CLI's flag, without the dashes); an unknown
+// one is a TypeError naming it; a value of the wrong type throws py::cast_error.
+void apply_one(search::SearchOptions& s, const std::string& key, const py::handle& v) {
+  if (key == "max_kernel_ops") s.max_kernel_ops = py::cast<int>(v);
+  else if (key == "max_block_ops") s.max_block_ops = py::cast<int>(v);
+  else if (key == "max_graph_defined") s.max_graph_defined_ops = py::cast<int>(v);
+  else if (key == "max_block_outputs") s.max_block_outputs = py::cast<int>(v);
+  else if (key == "max_kernel_op_inputs") s.max_kernel_op_inputs = py::cast<int>(v);
+  else if (key == "grid_sizes") s.grid_sizes = py::cast<std::vector<int64_t>>(v);
+  else if (key == "min_blocks") s.min_blocks = py::cast<int64_t>(v);
+  else if (key == "max_blocks") s.max_blocks = py::cast<int64_t>(v);
+  else if (key == "max_grid_dims") s.max_grid_dims = py::cast<int>(v);
+  else if (key == "forloop") s.forloop_ranges = py::cast<std::vector<int64_t>>(v);
+  else if (key == "threads") s.threads = py::cast<int>(v);
+  else if (key == "seed") s.seed = py::cast<uint64_t>(v);
+  else {
+    std::string known;
+    for (const char* n : kSpaceOptions) known += std::string(n) + ", ";
+    PyErr_SetString(PyExc_TypeError, ("superoptimize(): unknown option '" + key +
+                                      "' (search options: " + known + "threads, seed)")
+                                         .c_str());
+    throw py::error_already_set();
+  }
+}
+
+// Search options from keyword arguments. Given no space option, the space is planned from the
+// program (as the CLI does).
 void apply_search_kwargs(search::SearchOptions& s, const py::dict& kw) {
-  static const char* kSpace[] = {"max_kernel_ops", "max_block_ops", "max_graph_defined",
-                                 "max_block_outputs", "max_kernel_op_inputs", "grid_sizes",
-                                 "min_blocks", "max_blocks", "max_grid_dims", "forloop"};
   bool space = false;
   for (auto [k, v] : kw) {
     const std::string key = py::cast<std::string>(k);
-    bool is_space = false;
-    for (const char* n : kSpace) is_space |= key == n;
-    space |= is_space;
-    if (key == "max_kernel_ops") s.max_kernel_ops = py::cast<int>(v);
-    else if (key == "max_block_ops") s.max_block_ops = py::cast<int>(v);
-    else if (key == "max_graph_defined") s.max_graph_defined_ops = py::cast<int>(v);
-    else if (key == "max_block_outputs") s.max_block_outputs = py::cast<int>(v);
-    else if (key == "max_kernel_op_inputs") s.max_kernel_op_inputs = py::cast<int>(v);
-    else if (key == "grid_sizes") s.grid_sizes = py::cast<std::vector<int64_t>>(v);
-    else if (key == "min_blocks") s.min_blocks = py::cast<int64_t>(v);
-    else if (key == "max_blocks") s.max_blocks = py::cast<int64_t>(v);
-    else if (key == "max_grid_dims") s.max_grid_dims = py::cast<int>(v);
-    else if (key == "forloop") s.forloop_ranges = py::cast<std::vector<int64_t>>(v);
-    else if (key == "threads") s.threads = py::cast<int>(v);
-    else if (key == "seed") s.seed = py::cast<uint64_t>(v);
-    else {
-      PyErr_SetString(PyExc_TypeError,
-                      ("superoptimize(): unknown option '" + key +
-                       "' (search options: max_kernel_ops, max_block_ops, max_graph_defined, "
-                       "max_block_outputs, max_kernel_op_inputs, grid_sizes, min_blocks, "
-                       "max_blocks, max_grid_dims, forloop, threads, seed)")
-                          .c_str());
+    try {
+      apply_one(s, key, v);
+    } catch (const py::cast_error&) {
+      PyErr_SetString(PyExc_TypeError, ("superoptimize(): option '" + key + "': " +
+                                        std::string(py::str(py::type::of(v).attr("__name__"))) +
+                                        " is not of the expected type (an int, or a list of "
+                                        "ints for grid_sizes and forloop)").c_str());
       throw py::error_already_set();
     }
+    for (const char* n : kSpaceOptions) space |= key == n;
   }
   if (!space) s.plan = true;
 }
@@ -191,10 +204,15 @@ Optimized optimize(const ir::KernelGraph& program, const std::string& target_nam
 class CpuKernel {
  public:
   explicit CpuKernel(const ir::KernelGraph& g) : g_(g) {
-    module_ = value_or_raise(driver::compile_cpu({{"graph", &g_}}, driver::default_jit_options()));
+    Result<std::unique_ptr<runtime::CpuModule>> m = [&] {
+      py::gil_scoped_release release;  // the JIT compile can take seconds
+      return driver::compile_cpu({{"graph", &g_}}, driver::default_jit_options());
+    }();
+    module_ = value_or_raise(std::move(m));
   }
   // Pointers as integers, in the graph's input / output order; the caller checked shapes,
-  // dtypes and layouts (python/mugraph/_tensors.py).
+  // dtypes and layouts (python/mugraph/_result.py). One call at a time: the module's
+  // workspace is shared (a mutex, since the GIL is released while it runs).
   void run(const std::vector<uintptr_t>& in, const std::vector<uintptr_t>& out) {
     if (in.size() != g_.inputs.size() || out.size() != g_.outputs.size())
       raise("CpuKernel.run: expected " + std::to_string(g_.inputs.size()) + " inputs and " +
@@ -206,6 +224,7 @@ class CpuKernel {
     Status s;
     {
       py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mu_);
       s = module_->run(0, i, o);
     }
     ok_or_raise(s);
@@ -214,6 +233,7 @@ class CpuKernel {
  private:
   ir::KernelGraph g_;
   std::unique_ptr<runtime::CpuModule> module_;
+  std::mutex mu_;
 };
 
 }  // namespace

@@ -106,6 +106,7 @@ Status measure(OptimizeReport& r, const Backend& be, const OptimizeOptions& o, c
   if (std::string why; be.reserve && !be.reserve(r.program.graph, why)) {
     r.notes.push_back("nothing was measured: the program's buffers " + why +
                       "; variants are ranked by the cost model only");
+    r.complete = false;
     return {};
   }
   MG_ASSIGN_OR_RETURN(r.program_max_rel, be.program_error());
@@ -117,12 +118,14 @@ Status measure(OptimizeReport& r, const Backend& be, const OptimizeOptions& o, c
   for (size_t i = 0; i < r.ranked.size(); ++i) {
     Variant& v = r.ranked[i];
     if (dl.passed()) {
+      r.complete = false;
       r.notes.push_back("the time budget cut measuring before " + v.label +
                         (i + 1 < r.ranked.size() ? " and the variants after it" : std::string()) +
                         " ran: not timed, not chosen");
       break;
     }
     if (std::string why; be.reserve && !be.reserve(v.graph, why)) {
+      r.complete = false;
       r.notes.push_back(v.label + (i + 1 < r.ranked.size() ? " and the variants after it" : "") +
                         ": not timed, not chosen: its buffers " + why);
       break;
@@ -381,6 +384,7 @@ void choose_and_certify(const ir::KernelGraph& program, const OptimizeOptions& o
     const verify::Verdict c = verify::check(program, v.graph, vo);
     v.verdict = std::string(verify::verdict_name(c.kind)) + " (certify): " + c.summary;
     if (c.cut == "memory budget") {  // another (smaller) variant may still fit
+      r.complete = false;
       r.notes.push_back("certify of " + v.label + " did not run (" + c.summary +
                         "): not handed out; raise --memory-budget");
       continue;

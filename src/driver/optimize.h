@@ -93,6 +93,10 @@ struct OptimizeReport {
   std::string not_verified;       // the loud line: a faster variant was not handed out, and why
   std::string best_source;       // generated source of the chosen graph (C++ or CUDA)
   std::vector<std::string> notes;
+  // False when a budget (time or memory) cut anything short of what an unlimited run would do:
+  // a variant not measured, a certify not run (the result cache stores only complete runs,
+  // or runs whose only cut is the search's time limit).
+  bool complete = true;
   std::string device;            // what measured: "cpu" or the GPU's name; empty if nothing
   // Under a time budget, per step: its name, seconds used and, when it was cut, how.
   struct Step {

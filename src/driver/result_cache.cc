@@ -18,6 +18,7 @@
 #include "runtime/cuda_driver.h"
 #include "search/checkpoint.h"
 #include "support/hash.h"
+#include "support/memory.h"
 
 namespace mugraph::driver {
 namespace fs = std::filesystem;
@@ -110,16 +111,26 @@ std::string cache_key_text(const ir::KernelGraph& program, const OptimizeOptions
   const json j = {
       {"version", version()},
       {"program", hex64(ir::canonical_hash(program))},
+      {"input_scales", program.input_scales},
       {"search", json::parse(search::space_options_text(o.search))},
       {"plan", o.search.plan},
       {"max_states", o.search.max_states},
       {"certify", o.search.certify},
       {"search_certify_tries", o.search.certify_tries},
+      {"memory_budget", memory_budget()},
       {"optimize",
        {{"top_n", o.top_n},
+        {"runs", o.runs},
+        {"max_rounds", o.max_rounds},
+        {"max_spread", o.max_spread},
+        {"measure_time_s", o.measure_time_s},
+        {"min_gain", o.min_gain},
+        {"min_sample_s", o.min_sample_s},
+        {"seed", o.seed},
+        {"cpu_threads", o.cpu_threads},
+        {"cuda_graphs", o.cuda_graphs},
         {"certify_tries", o.certify_tries},
         {"accept_unproved", o.accept_unproved},
-        {"min_gain", o.min_gain},
         {"certify_delta", o.certify.delta},
         {"certify_seed", o.certify.seed}}}};
   return j.dump();
@@ -130,13 +141,27 @@ std::string cache_key(const std::string& key_text) {
   return hex64(fnv1a64(key_text)) + hex64(fnv1a64(key_text, 0x84222325cbf29ce4ULL));
 }
 
+namespace {
+// The name of this machine's GPU 0, or "" without one (opens the driver: called only for
+// GPU-target entries).
+std::string current_gpu() {
+  auto dev = runtime::open_cuda_device(0);
+  return dev.ok() ? dev.value()->name() : "";
+}
+}  // namespace
+
 std::string cache_serves(const CacheEntry& e, const std::string& program_text, double budget_s) {
   if (e.program != program_text)
-    return "the cached entry is for the same program written differently (other tensor names "
-           "or op order)";
-  if (e.device.empty() && e.target != "cpu" && runtime::open_cuda_device(0).ok())
-    return "the cached result was ranked by the cost model alone (no GPU where it ran); this "
-           "machine has a GPU to measure on";
+    return "the cached entry is for the same program written differently (other tensor names, "
+           "op order or input scales)";
+  if (e.target != "cpu") {
+    const std::string gpu = current_gpu();
+    if (!gpu.empty() && e.device.empty())
+      return "the cached result was ranked by the cost model alone (no GPU where it ran); this "
+             "machine has a GPU to measure on";
+    if (!gpu.empty() && e.device != gpu)
+      return "the cached result was measured on " + e.device + ", this machine has " + gpu;
+  }
   if (e.exhausted) return "";
   if (budget_s > 0 && e.budget_s >= budget_s) return "";
   std::ostringstream why;
@@ -148,10 +173,13 @@ std::string cache_serves(const CacheEntry& e, const std::string& program_text, d
 Result<std::optional<CacheEntry>> cache_lookup(const ResultCache& cache,
                                                const ir::KernelGraph& program,
                                                const OptimizeOptions& o, std::string* why) {
-  MG_ASSIGN_OR_RETURN(std::optional<CacheEntry> e,
-                      cache.find(cache_key(cache_key_text(program, o))));
+  const std::string key_text = cache_key_text(program, o);
+  MG_ASSIGN_OR_RETURN(std::optional<CacheEntry> e, cache.find(cache_key(key_text)));
   if (!e) return e;
-  std::string no = cache_serves(*e, ir::print_graph(program), o.search.time_budget_s);
+  // The key is a hash: the entry must hold the same key text (no collision can answer).
+  std::string no = e->key_text != key_text
+                       ? "the cached entry's key text differs (a hash collision)"
+                       : cache_serves(*e, ir::print_graph(program), o.search.time_budget_s);
   if (no.empty() && (cache_file(*e, "best.mu") == nullptr || cache_file(*e, "report.txt") == nullptr))
     no = "the cached entry lacks its best.mu or report";
   if (no.empty()) return e;
@@ -168,12 +196,14 @@ const std::string* cache_file(const CacheEntry& e, const std::string& name) {
 Result<CacheEntry> make_cache_entry(const OptimizeReport& r, const ir::KernelGraph& program,
                                     const OptimizeOptions& o, const std::string& name) {
   const search::StopReason stop = r.search.stop_reason;
-  if (stop != search::StopReason::kExhausted && stop != search::StopReason::kTimeLimit &&
-      stop != search::StopReason::kStateLimit)
+  if (stop != search::StopReason::kExhausted && stop != search::StopReason::kTimeLimit)
     return error("not stored: the search stopped early (", search::stop_reason_name(stop), ")");
   for (const OptimizeReport::Step& s : r.steps)
     if (!s.cut.empty() && s.name != "search")
       return error("not stored: step ", s.name, " was cut (", s.cut, ")");
+  if (!r.complete) return error("not stored: a budget cut measuring or certifying short");
+  if (r.target.kind == target::Kind::kCpu && !r.measured)
+    return error("not stored: nothing was measured");
   CacheEntry e;
   e.key_text = cache_key_text(program, o);
   e.key = cache_key(e.key_text);
@@ -183,8 +213,8 @@ Result<CacheEntry> make_cache_entry(const OptimizeReport& r, const ir::KernelGra
   e.version = version();
   e.created = std::chrono::duration<double>(
                   std::chrono::system_clock::now().time_since_epoch()).count();
-  e.budget_s = o.search.time_budget_s;
-  e.exhausted = stop == search::StopReason::kExhausted || stop == search::StopReason::kStateLimit;
+  e.budget_s = r.budget_s > 0 ? r.budget_s : o.search.time_budget_s;
+  e.exhausted = stop == search::StopReason::kExhausted;
   e.chosen = r.chosen().label;
   e.speedup = !r.measured ? 0.0 : r.best < 0 ? 1.0 : r.chosen().speedup;
   e.device = r.device;
@@ -273,8 +303,19 @@ Result<std::optional<CacheEntry>> ResultCache::find(const std::string& key) cons
 Status ResultCache::put(const CacheEntry& e) {
   json files = json::array();
   for (const auto& [name, text] : e.files) files.push_back({name, text});
-  Stmt s(db_, (std::string("INSERT OR REPLACE INTO results (") + kColumns +
-               ", files) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)").c_str());
+  // An entry is replaced only by one that serves at least as much: an exhausted search, or a
+  // cut one with no smaller budget than a cut one stored.
+  Stmt s(db_, (std::string("INSERT INTO results (") + kColumns +
+               ", files) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) "
+               "ON CONFLICT(key) DO UPDATE SET key_text = excluded.key_text, "
+               "name = excluded.name, program = excluded.program, target = excluded.target, "
+               "version = excluded.version, created = excluded.created, "
+               "budget_s = excluded.budget_s, exhausted = excluded.exhausted, "
+               "chosen = excluded.chosen, speedup = excluded.speedup, "
+               "verdict = excluded.verdict, device = excluded.device, files = excluded.files "
+               "WHERE excluded.exhausted = 1 OR "
+               "(results.exhausted = 0 AND excluded.budget_s >= results.budget_s)")
+                  .c_str());
   if (!s.ok()) return sql_error(db_, path_, "cannot write");
   s.text(1, e.key);
   s.text(2, e.key_text);
@@ -289,7 +330,9 @@ Status ResultCache::put(const CacheEntry& e) {
   s.real(11, e.speedup);
   s.text(12, e.verdict);
   s.text(13, e.device);
-  s.text(14, files.dump());
+  // Generated sources and notes may hold bytes that are not UTF-8 (a compiler's message):
+  // replaced, never an exception.
+  s.text(14, files.dump(-1, ' ', false, json::error_handler_t::replace));
   if (sqlite3_step(s.get()) != SQLITE_DONE) return sql_error(db_, path_, "cannot write");
   return ok_status();
 }

@@ -1,6 +1,7 @@
-// mugraph's version: the project version and the git commit it was configured at ("0.5.0+g1a2b3c4",
-// "-dirty" when the tree had uncommitted changes then). It keys the result cache
-// (driver/result_cache.h): results of another build are never served.
+// mugraph's version: the project version, the git commit it was built from and a hash of its
+// sources ("0.5.0+g1a2b3c4d5e6f.src0123456789"; "0.5.0+src..." outside a git checkout),
+// recomputed at every build. It keys the result cache (driver/result_cache.h): results of a
+// build whose code differs are never served.
 #pragma once
 
 namespace mugraph::driver {

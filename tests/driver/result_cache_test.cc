@@ -146,6 +146,12 @@ TEST(ResultCache, TheKeyCoversProgramShapesTargetAndOptionsButNotNames) {
   other = o;
   other.top_n = 3;
   EXPECT_NE(k, driver::cache_key(driver::cache_key_text(g, other)));
+  other = o;
+  other.runs = 50;
+  EXPECT_NE(k, driver::cache_key(driver::cache_key_text(g, other)));
+  EXPECT_NE(k, driver::cache_key(driver::cache_key_text(
+                   parse(replace_all(kLora, "input W : f16[32, 64]", "input W : f16[32, 64] scale=0.5")),
+                   o)));
   // Execution options do not: threads, the time budget (entries record theirs, below).
   other = o;
   other.search.threads = 7;
@@ -187,6 +193,19 @@ TEST(ResultCache, OnlyWhatWasHandedOutWholeIsStored) {
   EXPECT_NE(e.status().message().find("step measure was cut"), std::string::npos)
       << e.status().message();
   r.steps = {{"search", 1.0, "time limit"}, {"measure", 2.0, ""}};
+  r.search.stop_reason = search::StopReason::kStateLimit;  // approximate across threads
+  EXPECT_FALSE(driver::make_cache_entry(r, g, o, "lora.mu").ok());
+  r.search.stop_reason = search::StopReason::kTimeLimit;
+  e = driver::make_cache_entry(r, g, o, "lora.mu");  // a CPU result nothing measured
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("nothing was measured"), std::string::npos);
+  r.measured = true;
+  r.device = "cpu";
+  r.complete = false;  // a variant the budget left unmeasured, a certify not run
+  e = driver::make_cache_entry(r, g, o, "lora.mu");
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.status().message().find("budget cut"), std::string::npos);
+  r.complete = true;
   o.search.time_budget_s = 12;
   e = driver::make_cache_entry(r, g, o, "lora.mu");
   ASSERT_TRUE(e.ok()) << e.status().message();
@@ -198,6 +217,53 @@ TEST(ResultCache, OnlyWhatWasHandedOutWholeIsStored) {
   bool has_best = false;
   for (const auto& [name, text] : e->files) has_best |= name == "best.mu";
   EXPECT_TRUE(has_best);
+}
+
+TEST(ResultCache, ACutEntryNeverReplacesABetterOneAndTheKeyTextMustMatch) {
+  const fs::path dir = temp_dir("upsert");
+  auto c = driver::ResultCache::open((dir / "results.sqlite").string());
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  driver::ResultCache cache = std::move(c).value();
+  driver::OptimizeOptions o;
+  o.search.target = target::local_cpu();
+  const ir::KernelGraph g = parse(kLora);
+  driver::CacheEntry full = entry(driver::cache_key(driver::cache_key_text(g, o)),
+                                  ir::print_graph(g));
+  full.key_text = driver::cache_key_text(g, o);
+  ASSERT_TRUE(cache.put(full).ok());
+  driver::CacheEntry cut = full;
+  cut.exhausted = false;
+  cut.budget_s = 100;
+  cut.chosen = "cand2";
+  ASSERT_TRUE(cache.put(cut).ok());
+  EXPECT_EQ((*cache.find(full.key))->chosen, "cand1");  // the exhausted one stays
+  std::string why;
+  auto hit = driver::cache_lookup(cache, g, o, &why);
+  ASSERT_TRUE(hit.ok() && hit->has_value()) << why;
+  // Same key, other key text (what a hash collision would look like): no hit.
+  driver::CacheEntry forged = full;
+  forged.key_text = "{\"another\": \"program\"}";
+  forged.created += 1;
+  ASSERT_TRUE(cache.put(forged).ok());
+  hit = driver::cache_lookup(cache, g, o, &why);
+  ASSERT_TRUE(hit.ok());
+  EXPECT_FALSE(hit->has_value());
+  EXPECT_NE(why.find("key text differs"), std::string::npos) << why;
+  // Cut entries: a larger budget replaces a smaller one, not the other way.
+  driver::CacheEntry cut20 = full;
+  cut20.key = "dddd0000000000000000000000000001";
+  cut20.exhausted = false;
+  cut20.budget_s = 20;
+  ASSERT_TRUE(cache.put(cut20).ok());
+  driver::CacheEntry cut10 = cut20;
+  cut10.budget_s = 10;
+  ASSERT_TRUE(cache.put(cut10).ok());
+  EXPECT_EQ((*cache.find(cut20.key))->budget_s, 20);
+  driver::CacheEntry cut30 = cut20;
+  cut30.budget_s = 30;
+  ASSERT_TRUE(cache.put(cut30).ok());
+  EXPECT_EQ((*cache.find(cut20.key))->budget_s, 30);
+  fs::remove_all(dir);
 }
 
 TEST(ResultCache, ACorruptFileIsAnErrorNotACrash) {

@@ -3,7 +3,7 @@
 # (issue 21 item 5), through the CLI, in a fresh MUGRAPH_CACHE_DIR.
 #   1. the second optimize of a program is served from the cache: no search, the same best.mu,
 #      <= 100 ms inside the command, and far less wall time than the first;
-#   2. --no-cache, another target or other search options miss;
+#   2. --no-cache, another target, other search options or other timing options miss;
 #   3. two processes optimizing at once both succeed, one entry results;
 #   4. a corrupt file warns and searches (exit 0), never crashes;
 #   5. cache ls / show / rm / clear, and their errors.
@@ -46,9 +46,12 @@ grep -q "from the result cache" "$work/n2.txt" && fail "MUGRAPH_NO_CACHE=1 was s
 grep -q "from the result cache" "$work/n3.txt" && fail "other search options were served from the cache"
 "$mg" optimize "$prog" "${flags[@]}" --target h100 >"$work/n4.txt" 2>&1 || fail "optimize --target h100"
 grep -q "from the result cache" "$work/n4.txt" && fail "another target was served from the cache"
+"$mg" optimize "$prog" --max-kernel-ops 2 --max-graph-defined 0 --top 3 --runs 3 --quiet \
+  >"$work/n5.txt" 2>&1 || fail "optimize --runs 3"
+grep -q "from the result cache" "$work/n5.txt" && fail "other timing options (--runs) were served from the cache"
 "$mg" cache ls >"$work/ls.txt" 2>&1 || fail "cache ls"
 cat "$work/ls.txt"
-grep -q ": 3 entries" "$work/ls.txt" || fail "expected 3 entries (cpu, cpu with other options, h100)"
+grep -q ": 4 entries" "$work/ls.txt" || fail "expected 4 entries (cpu, cpu with other search options, with other --runs, h100)"
 
 # 3. Two processes at once on a fresh cache: both succeed, one entry.
 export MUGRAPH_CACHE_DIR="$work/cache2"
@@ -82,7 +85,7 @@ grep -q "no entry with key" "$work/e.txt" || fail "cache show: no clear error"
 "$mg" cache rm ab >"$work/e2.txt" 2>&1 && fail "cache rm with a 2-digit key exited 0"
 grep -q "at least 4 hex digits" "$work/e2.txt" || fail "cache rm: no clear error for a short key"
 "$mg" cache rm "$key" | grep -q "removed 1 entry" || fail "cache rm"
-"$mg" cache ls | grep -q ": 2 entries" || fail "cache rm left the entry"
+"$mg" cache ls | grep -q ": 3 entries" || fail "cache rm left the entry"
 "$mg" cache clear >/dev/null || fail "cache clear"
 "$mg" cache ls | grep -q ": 0 entries" || fail "cache clear left entries"
 "$mg" cache show >/dev/null 2>&1 && fail "cache show without a key exited 0"
