@@ -21,8 +21,9 @@ from . import _mugraph
 from ._builder import Graph, Tensor  # noqa: F401
 from ._result import Result  # noqa: F401
 from ._torch import from_torch  # noqa: F401
+from ._compile import backend  # noqa: F401
 
-__all__ = ["Error", "from_torch", "Graph", "KernelGraph", "Result", "Tensor", "Verdict", "load", "parse",
+__all__ = ["Error", "backend", "from_torch", "Graph", "KernelGraph", "Result", "Tensor", "Verdict", "load", "parse",
            "verify", "superoptimize", "version", "targets"]
 
 

@@ -74,7 +74,8 @@ class Graph:
         try:
             _mugraph.parse(text, "<builder>")
         except _mugraph.Error as e:
-            raise _mugraph.Error("%s: %s" % (what, str(e).split(": ", 1)[-1])) from None
+            msg = str(e).split(": ", 1)[-1]
+            raise _mugraph.Error(msg if msg.startswith(what) else "%s: %s" % (what, msg)) from None
         (self._in_lines if is_input else self._lines).append(line)
         self._built = None
 

@@ -145,12 +145,14 @@ class Result:
                                  % (arity, len(tensors)))
         out = []
         for name, *_ in ins:
-            source, perm = sources[name]
+            source, perm, copy = sources[name]
             t = tensors[source] if isinstance(source, int) else source
             if perm is not None and _is_torch(t):
                 t = t.permute(*perm)
             elif perm is not None:
                 t = t.transpose(perm)
+            if copy:  # a view that is not dense: mugraph reads it row-major
+                t = t.contiguous() if _is_torch(t) else __import__("numpy").ascontiguousarray(t)
             out.append(t)
         return out
 

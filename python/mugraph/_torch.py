@@ -1,7 +1,7 @@
 """mg.from_torch(fn_or_module, *example_inputs): a mugraph program from PyTorch code (torch.fx).
 
 The function or module is traced symbolically (torch.fx), shapes and dtypes come from the
-example inputs (ShapeProp), and each node maps to mugraph ops:
+example inputs (run once on them, _record_shapes), and each node maps to mugraph ops:
   matmul / @ / torch.matmul / torch.mm / torch.bmm        matmul
   F.linear, nn.Linear                                      matmul with the weight's transpose (a
                                                            strided input: W.t() is passed as is,
@@ -27,7 +27,6 @@ def _torch():
     try:
         import torch
         import torch.fx  # noqa: F401
-        from torch.fx.passes.shape_prop import ShapeProp  # noqa: F401
     except ImportError as e:  # pragma: no cover
         raise _mugraph.Error("from_torch needs PyTorch 2.x (pip install torch): %s" % e)
     return torch
@@ -93,10 +92,13 @@ class _Converter:
         for i in range(len(shape) - 2, -1, -1):
             rm[i] = rm[i + 1] * shape[i + 1]
         keep = all(n <= 1 or x == y for n, x, y in zip(shape, strides, rm))
+        # mugraph layouts are dense (row-major in some order of the dims); a view that is not
+        # (a slice of a larger tensor) is declared row-major and copied when called.
+        copy = not keep and not _dense(shape, strides)
         name = self.g._fresh(_ident(p.name), "in")
         tensor = self.g.input(shape, self.dtype(node, t), name=name,
-                              strides=None if keep else strides)
-        self.sources[name] = (p.source, p.perm)
+                              strides=None if keep or copy else strides)
+        self.sources[name] = (p.source, p.perm, copy)
         return _Value(tensor, tuple(shape))
 
     def value(self, node, a):
@@ -152,71 +154,51 @@ class _Converter:
 
     def op(self, node, F):
         torch = self.torch
-        tgt = node.target
-        a = node.args
-        kw = node.kwargs
-        if node.op == "call_module":
-            mod = self.gm.get_submodule(tgt)
-            if isinstance(mod, torch.nn.Linear):
-                return self.linear(node, a[0], mod.weight, mod.bias, "%s.weight" % tgt,
-                                   "%s.bias" % tgt)
-            for cls, op in ((torch.nn.SiLU, "silu"), (torch.nn.ReLU, "relu"), (torch.nn.GELU, "gelu")):
-                if isinstance(mod, cls):
-                    return self.unary(node, op, a[0])
-            if isinstance(mod, torch.nn.Softmax):
+        a, kw = node.args, node.kwargs
+        kind = classify(torch, node, dict(self.gm.named_modules()))
+        name = _name(node)
+        if kind is None:
+            if node.op == "call_module":
+                mod = self.gm.get_submodule(node.target)
+                self.fail(node, "module %s (%s) is not supported" % (node.target, type(mod).__name__))
+            if node.op == "call_function" and node.target is getattr:
+                self.fail(node, "attribute .%s is not supported" % a[1])
+            self.fail(node, "op %s is not supported by mugraph" % name)
+        if kind.startswith("module "):
+            mod = self.gm.get_submodule(node.target)
+            kind = kind[len("module "):]
+            if kind == "linear":
+                return self.linear(node, a[0], mod.weight, mod.bias, "%s.weight" % node.target,
+                                   "%s.bias" % node.target)
+            if kind == "softmax":
                 return self.softmax(node, a[0], mod.dim)
-            self.fail(node, "module %s (%s) is not supported" % (tgt, type(mod).__name__))
-        name = tgt if isinstance(tgt, str) else getattr(tgt, "__name__", str(tgt))
-        if tgt in (torch.matmul, operator.matmul, torch.mm, torch.bmm) or name == "matmul":
+            return self.unary(node, kind, a[0])
+        if kind == "matmul":
             return self.binary(node, "matmul", a[0], a[1])
-        if tgt is F.linear:
+        if kind == "linear":
             return self.linear(node, a[0], a[1], a[2] if len(a) > 2 else kw.get("bias"), None, None)
-        if tgt in (operator.add, torch.add) or name == "add":
-            return self.arith(node, "add", a[0], a[1])
-        if tgt in (operator.sub, torch.sub) or name == "sub":
-            return self.arith(node, "sub", a[0], a[1])
-        if tgt in (operator.mul, torch.mul) or name == "mul":
-            return self.arith(node, "mul", a[0], a[1])
-        if tgt in (operator.truediv, torch.div) or name in ("div", "truediv"):
-            return self.arith(node, "div", a[0], a[1])
-        if tgt in (torch.exp,) or name == "exp":
-            return self.unary(node, "exp", a[0])
-        if tgt in (torch.sqrt,) or name == "sqrt":
-            return self.unary(node, "sqrt", a[0])
-        if tgt in (torch.rsqrt,) or name == "rsqrt":
+        if kind in ("add", "sub", "mul", "div"):
+            return self.arith(node, kind, a[0], a[1])
+        if kind == "rsqrt":
             s = self.unary(node, "sqrt", a[0])
             return self.out(node, self.g.reciprocal(s.tensor))
-        if tgt in (torch.square,) or name == "square":
-            return self.unary(node, "square", a[0])
-        if tgt in (torch.pow, operator.pow) or name == "pow":
+        if kind == "pow":
             if a[1] != 2:
                 self.fail(node, "pow with exponent %r (only 2 is supported)" % (a[1],))
             return self.unary(node, "square", a[0])
-        if tgt in (F.silu, torch.nn.functional.silu) or name == "silu":
-            return self.unary(node, "silu", a[0])
-        if tgt in (F.relu, torch.relu) or name == "relu":
-            return self.unary(node, "relu", a[0])
-        if tgt is F.gelu or name == "gelu":
-            if kw.get("approximate", "none") != "none":
-                self.fail(node, "gelu(approximate=%r): only the exact gelu" % kw["approximate"])
-            return self.unary(node, "gelu", a[0])
-        if tgt in (F.softmax, torch.softmax) or name == "softmax":
-            dim = a[1] if len(a) > 1 else kw.get("dim")
-            return self.softmax(node, a[0], dim)
-        if tgt in (torch.sum, torch.mean) or name in ("sum", "mean"):
+        if kind == "gelu" and kw.get("approximate", "none") != "none":
+            self.fail(node, "gelu(approximate=%r): only the exact gelu" % kw["approximate"])
+        if kind in ("exp", "sqrt", "square", "silu", "relu", "gelu"):
+            return self.unary(node, kind, a[0])
+        if kind == "softmax":
+            return self.softmax(node, a[0], a[1] if len(a) > 1 else kw.get("dim"))
+        if kind in ("sum", "mean"):
             dim = a[1] if len(a) > 1 else kw.get("dim")
             keep = a[2] if len(a) > 2 else kw.get("keepdim", False)
-            return self.reduce(node, "mean" if name == "mean" or tgt is torch.mean else "sum",
-                               a[0], dim, keep)
-        if tgt in (torch.reshape,) or name in ("view", "reshape"):
-            shape = a[1:] if len(a) > 2 or not isinstance(a[1], (tuple, list)) else a[1]
-            return self.reshape(node, a[0], shape)
-        if tgt in (torch.transpose,) or name in ("transpose", "t", "permute") or \
-                (node.op == "call_function" and tgt is getattr and a[1] == "T"):
-            return self.layout(node, name, a)
-        if node.op == "call_function" and tgt is getattr:
-            self.fail(node, "attribute .%s is not supported" % a[1])
-        self.fail(node, "op %s is not supported by mugraph" % name)
+            return self.reduce(node, kind, a[0], dim, keep)
+        if kind == "reshape":
+            return self.reshape(node, a[0], None)
+        return self.layout(node, name, a)
 
     def unary(self, node, op, x):
         return self.out(node, self.g.op(op, self.tensor(node, x, op).tensor))
@@ -311,6 +293,68 @@ class _Converter:
         return _Value(pending=v.pending.view(perm))
 
 
+def _name(node):
+    t = node.target
+    return t if isinstance(t, str) else getattr(t, "__name__", str(t))
+
+
+def classify(torch, node, modules):
+    """The kind of mugraph op an fx node maps to ("matmul", "linear", "add", ..., "layout" for
+    transpose/permute/.t/.T, "module linear" etc. for nn modules), or None. The one table of
+    what from_torch and the torch.compile backend accept."""
+    F = torch.nn.functional
+    if node.op == "call_module":
+        mod = modules.get(node.target)
+        for cls, kind in ((torch.nn.Linear, "linear"), (torch.nn.SiLU, "silu"),
+                          (torch.nn.ReLU, "relu"), (torch.nn.GELU, "gelu"),
+                          (torch.nn.Softmax, "softmax")):
+            if isinstance(mod, cls):
+                return "module " + kind
+        return None
+    if node.op not in ("call_function", "call_method"):
+        return None
+    t, name = node.target, _name(node)
+    fn = node.op == "call_function"
+    table = (
+        ("matmul", (torch.matmul, operator.matmul, torch.mm, torch.bmm), ("matmul", "mm", "bmm")),
+        ("linear", (F.linear,), ()),
+        ("add", (operator.add, torch.add), ("add",)),
+        ("sub", (operator.sub, torch.sub), ("sub",)),
+        ("mul", (operator.mul, torch.mul), ("mul",)),
+        ("div", (operator.truediv, torch.div), ("div", "truediv")),
+        ("exp", (torch.exp,), ("exp",)),
+        ("sqrt", (torch.sqrt,), ("sqrt",)),
+        ("rsqrt", (torch.rsqrt,), ("rsqrt",)),
+        ("square", (torch.square,), ("square",)),
+        ("pow", (torch.pow, operator.pow), ("pow",)),
+        ("silu", (F.silu,), ("silu",)),
+        ("relu", (F.relu, torch.relu), ("relu",)),
+        ("gelu", (F.gelu,), ("gelu",)),
+        ("softmax", (F.softmax, torch.softmax), ("softmax",)),
+        ("sum", (torch.sum,), ("sum",)),
+        ("mean", (torch.mean,), ("mean",)),
+        ("reshape", (torch.reshape,), ("view", "reshape")),
+        ("layout", (torch.transpose, torch.permute), ("transpose", "t", "permute")),
+    )
+    for kind, fns, methods in table:
+        if (fn and any(t is f for f in fns)) or (not fn and name in methods):
+            return kind
+    if fn and t is getattr and len(node.args) > 1 and node.args[1] == "T":
+        return "layout"
+    return None
+
+
+def _dense(shape, strides):
+    """Whether `strides` lay `shape` out densely: row-major for some order of the dims."""
+    dims = sorted((i for i in range(len(shape)) if shape[i] > 1), key=lambda i: -strides[i])
+    expect = 1
+    for i in reversed(dims):
+        if strides[i] != expect:
+            return False
+        expect *= shape[i]
+    return True
+
+
 def _frac(x):
     from fractions import Fraction
     return Fraction(x).limit_denominator(1 << 30)
@@ -336,6 +380,26 @@ def _fetch(gm, target):
     return obj
 
 
+class TensorMeta:
+    def __init__(self, t):
+        self.shape, self.stride, self.dtype = tuple(t.shape), tuple(t.stride()), t.dtype
+
+
+def record_shapes(torch, gm, args):
+    """Runs `gm` on `args` (real tensors) and records each node's shape, strides and dtype in
+    node.meta["tensor_meta"]. (torch's ShapeProp would run under an active fake mode, such as
+    torch.compile's, and record symbolic sizes.)"""
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, n):
+            r = super().run_node(n)
+            if isinstance(r, torch.Tensor):
+                n.meta["tensor_meta"] = TensorMeta(r)
+            return r
+
+    Recorder(gm).run(*args)
+
+
 def _tracer(torch):
     import os
     import traceback
@@ -357,7 +421,6 @@ def from_torch(fn, *example_inputs):
     nn.Module of the ops listed in mugraph._torch; shapes and dtypes come from the examples.
     Module parameters become inputs bound to their tensors."""
     torch = _torch()
-    from torch.fx.passes.shape_prop import ShapeProp
     tracer = _tracer(torch)()
     tracer.record_stack_traces = True
     root = fn if isinstance(fn, torch.nn.Module) else torch.nn.Module()
@@ -368,7 +431,7 @@ def from_torch(fn, *example_inputs):
                              % (getattr(fn, "__name__", type(fn).__name__), e)) from None
     gm = torch.fx.GraphModule(root, graph)
     with torch.no_grad():
-        ShapeProp(gm).propagate(*example_inputs)
+        record_shapes(torch, gm, example_inputs)
     conv = _Converter(torch, gm, example_inputs)
     g, sources = conv.run()
     g._sources = sources
