@@ -25,6 +25,7 @@
 #include "driver/driver.h"
 #include "driver/cuda_backend.h"
 #include "driver/optimize.h"
+#include "driver/progress.h"
 #include "driver/version.h"
 #include "ir/dot.h"
 #include "ir/json.h"
@@ -220,7 +221,7 @@ search::SearchOptions search_options(const Options& o, const target::Target& t) 
   so.prune = !o.no_prune;
   so.max_states = static_cast<uint64_t>(std::max<int64_t>(0, o.max_states));
   so.cancel = &g_interrupted;
-  if (!o.quiet) so.progress = [](const std::string& line) { std::cerr << line << "\n"; };
+  if (!o.quiet) so.progress = driver::terminal_progress();
   return so;
 }
 
@@ -238,6 +239,7 @@ int cmd_search(Options& o) {
   if (so.checkpoint.empty() && !o.out_dir.empty()) so.checkpoint = o.out_dir + "/checkpoint.json";
   catch_stop_signals(true);
   auto r = driver::superoptimize(*g, so);
+  driver::end_progress();
   catch_stop_signals(false);
   if (!r.ok()) return fail(r.status());
   const bool hand_out = driver::hand_out_best(*r, o.accept_unproved);
@@ -321,6 +323,7 @@ int cmd_optimize(Options& o) {
   }
   catch_stop_signals(true);
   auto r = driver::optimize(*g, oo);
+  driver::end_progress();
   catch_stop_signals(false);
   if (!r.ok()) return fail(r.status());
   std::cout << driver::format_report(*r, *g);
@@ -454,7 +457,7 @@ void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
                  "rewrite rounds of the e-graph used when saturation stops on a limit (default 3)");
   c->add_flag("--accept-unproved", o.accept_unproved,
               "hand out a best uGraph that certify accepts without proof (PASSED, UNPROVED)");
-  c->add_flag("--quiet", o.quiet, "no progress lines on stderr");
+  c->add_flag("--quiet", o.quiet, "no progress line (shown on a terminal only: elapsed, prefixes/s, tasks done, candidates)");
   c->add_option("--rank-timeout", o.rank_timeout,
                 "under mpirun: seconds a rank may be silent before its tasks run elsewhere "
                 "(default 10)");

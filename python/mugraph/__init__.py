@@ -65,15 +65,15 @@ def verify(ref, cand, delta=1e-9, seed=0, screen=False):
 
 
 def superoptimize(program, target="cpu", time_budget=None, cache=True, top=8, runs=10,
-                  accept_unproved=False, name="python", **options):
+                  accept_unproved=False, name="python", progress=True, **options):
     """Runs mugraph's optimize pipeline on `program`: search (planned from the program unless a
     space option such as max_block_ops is given), rank by the cost model, measure on the
     target's device (the CPU for "cpu"), certify. Returns a Result: `.best` (the uGraph handed
     out: the program itself when nothing faster was proven), `.verdict`, `.speedup`,
     `.report`, `.from_cache`, and `result(*tensors)` runs it. `cache=False` (or
     MUGRAPH_NO_CACHE=1) bypasses the persistent result cache ($MUGRAPH_CACHE_DIR/results.sqlite,
-    the one `mugraph optimize` uses). Search options: the CLI's
-    flags with underscores (max_kernel_ops, max_block_ops, max_graph_defined, grid_sizes,
+    the one `mugraph optimize` uses). `progress=False` hides the search's progress line (shown
+    on stderr only when it is a terminal). Search options: the CLI's flags with underscores (max_kernel_ops, max_block_ops, max_graph_defined, grid_sizes,
     forloop, min_blocks, max_blocks, max_grid_dims, threads, seed)."""
     g = _graph(program, "superoptimize(program)")
     if target not in _mugraph.targets():
@@ -85,5 +85,5 @@ def superoptimize(program, target="cpu", time_budget=None, cache=True, top=8, ru
     if os.environ.get("MUGRAPH_NO_CACHE", "") not in ("", "0"):
         cache = False
     out = _mugraph.optimize(g, target, budget, int(top), int(runs), bool(accept_unproved),
-                            bool(cache), str(name), options)
+                            bool(cache), str(name), bool(progress), options)
     return Result(program if isinstance(program, Graph) else g, out)

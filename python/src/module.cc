@@ -10,6 +10,7 @@
 #include "driver/cpu_backend.h"
 #include "driver/driver.h"
 #include "driver/optimize.h"
+#include "driver/progress.h"
 #include "driver/result_cache.h"
 #include "driver/version.h"
 #include "ir/canonical.h"
@@ -131,8 +132,9 @@ void apply_search_kwargs(search::SearchOptions& s, const py::dict& kw) {
 
 Optimized optimize(const ir::KernelGraph& program, const std::string& target_name,
                    double time_budget, int top, int runs, bool accept_unproved, bool use_cache,
-                   const std::string& name, const py::dict& kw) {
+                   const std::string& name, bool progress, const py::dict& kw) {
   driver::OptimizeOptions o;
+  if (progress) o.search.progress = driver::terminal_progress();
   o.search.target = find_target_or_raise(target_name);
   apply_search_kwargs(o.search, kw);
   o.search.time_budget_s = time_budget > 0 ? time_budget
@@ -176,7 +178,9 @@ Optimized optimize(const ir::KernelGraph& program, const std::string& target_nam
   }
   Result<driver::OptimizeReport> r = [&] {
     py::gil_scoped_release release;
-    return driver::optimize(program, o);
+    auto r = driver::optimize(program, o);
+    driver::end_progress();
+    return r;
   }();
   const driver::OptimizeReport report = value_or_raise(std::move(r));
   Optimized out = from_files(driver::optimize_files(report, program));
@@ -350,7 +354,7 @@ PYBIND11_MODULE(_mugraph, m) {
       .def_readonly("target", &Optimized::target);
   m.def("optimize", &optimize, py::arg("program"), py::arg("target"), py::arg("time_budget"),
         py::arg("top"), py::arg("runs"), py::arg("accept_unproved"), py::arg("cache"),
-        py::arg("name"), py::arg("options"));
+        py::arg("name"), py::arg("progress"), py::arg("options"));
 
   py::class_<CpuKernel>(m, "CpuKernel")
       .def(py::init<const ir::KernelGraph&>())

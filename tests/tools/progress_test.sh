@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# progress_test.sh MUGRAPH EXAMPLES: the search's progress line (issue 21 item 6). On a terminal
+# (script(1) gives the command one) it is one line rewritten in place ("\r\033[K"), with the
+# elapsed time, prefixes/s, tasks done and candidates; --quiet hides it; when stderr is not a
+# terminal nothing periodic is printed.
+set -uo pipefail
+mg=$1 ex=$2
+fail() { echo "FAIL: $*"; exit 1; }
+command -v script >/dev/null || { echo "script(1) not found (bsdutils): skipped"; exit 77; }
+cmd="$mg search $ex/rms_norm_matmul.mu --max-kernel-ops 1 --max-block-ops 9 --time-budget 5 --threads 1"
+tty_out=$(script -qec "$cmd" /dev/null 2>&1)
+grep -q $'\r\033\\[K' <<<"$tty_out" || { echo "$tty_out" | tail -5; fail "no in-place progress line on a terminal"; }
+grep -Eq 'search: [0-9.]+ s, ~[0-9]+ prefixes \([0-9]+/s\), tasks [0-9]+/[0-9]+, candidates passed the screen [0-9]+' <<<"$tty_out" \
+  || fail "the progress line lacks elapsed, prefixes/s, tasks or candidates"
+quiet=$(script -qec "$cmd --quiet" /dev/null 2>&1)
+grep -q 'prefixes (' <<<"$quiet" && fail "--quiet still shows the progress line"
+piped=$($cmd 2>&1 >/dev/null)
+grep -q 'prefixes (' <<<"$piped" && fail "progress lines on a stderr that is not a terminal"
+echo "progress line: ok"
