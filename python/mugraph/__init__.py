@@ -60,6 +60,8 @@ def verify(ref, cand, delta=1e-9, seed=0, screen=False):
     """Checks that `cand` computes what `ref` computes: the verdict (kind VERIFIED with a bound
     `delta`, PASSED, NOT EQUIVALENT, UNSTABLE, UNPROVED, INCONCLUSIVE, ERROR). `screen=True`
     runs one cheap test on sampled entries (what the search uses) instead of certifying."""
+    if not 0 < delta < 1:
+        raise Error("verify(): delta must be in (0, 1), got %r" % (delta,))
     return _mugraph.verify(_graph(ref, "verify(ref)"), _graph(cand, "verify(cand)"),
                            float(delta), int(seed), bool(screen))
 

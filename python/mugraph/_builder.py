@@ -23,15 +23,23 @@ class Tensor:
         return "<mugraph.Tensor %s>" % self.name
 
 
-def _attr_text(key, value):
-    if key == "factor":
-        f = Fraction(value).limit_denominator(1 << 30) if not isinstance(value, Fraction) else value
-        if Fraction(value) != f:
-            raise _mugraph.Error("factor=%r: not a ratio of integers" % (value,))
-        return "factor=%d/%d" % (f.numerator, f.denominator)
-    if key == "shape":
-        return "shape=[%s]" % ", ".join(str(int(d)) for d in value)
-    return "%s=%d" % (key, int(value))
+def _attr_text(op, key, value):
+    try:
+        if key == "factor":
+            # The simplest ratio that is the same float (0.1 -> 1/10), else the exact one.
+            exact = Fraction(value)
+            f = exact.limit_denominator(1 << 30)
+            if float(f) != float(exact):
+                f = exact
+            return "factor=%d/%d" % (f.numerator, f.denominator)
+        if key == "shape":
+            return "shape=[%s]" % ", ".join(str(int(d)) for d in value)
+        if isinstance(value, bool) or int(value) != value:
+            raise ValueError(value)
+        return "%s=%d" % (key, int(value))
+    except (TypeError, ValueError):
+        raise _mugraph.Error("%s: %s=%r is not %s" % (
+            op, key, value, {"factor": "a number", "shape": "a list of ints"}.get(key, "an int"))) from None
 
 
 class Graph:
@@ -90,8 +98,11 @@ class Graph:
         if dtype not in _DTYPES:
             raise _mugraph.Error("input(): dtype must be one of %s, got %r"
                                  % (", ".join(_DTYPES), dtype))
+        try:
+            dims = ", ".join(str(int(d)) for d in shape)
+        except TypeError:
+            raise _mugraph.Error("input(): shape must be a tuple of ints, got %r" % (shape,)) from None
         name = self._fresh(name, "in")
-        dims = ", ".join(str(int(d)) for d in shape)
         layout = "" if strides is None else " strides=[%s]" % ", ".join(str(int(s)) for s in strides)
         self._check("input %s : %s[%s]%s" % (name, dtype, dims, layout), "input '%s'" % name, name)
         self._names.add(name)
@@ -110,7 +121,7 @@ class Graph:
                 raise _mugraph.Error("%s: no attribute '%s' (it takes: %s)"
                                      % (op, k, ", ".join(allowed) or "none"))
         args = [self._tensor(t, "%s input %d" % (op, i)) for i, t in enumerate(inputs)]
-        args += [_attr_text(k, v) for k, v in attrs.items()]
+        args += [_attr_text(op, k, v) for k, v in attrs.items()]
         out = self._fresh(name, "t")
         self._check("%s = %s(%s)" % (out, op, ", ".join(args)), "%s '%s'" % (op, out), out)
         self._names.add(out)

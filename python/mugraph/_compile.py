@@ -58,6 +58,7 @@ class Backend:
                                  "for now (CUDA tensors are not supported yet)" % (target,))
         self.target, self.time_budget, self.cache, self.options = target, time_budget, cache, options
         self.regions = []   # one dict per region seen: name, ops, replaced, chosen, why, ...
+        self.left_to_torch = []  # per graph: the ops outside every region (PyTorch runs them)
         self.graphs = 0
 
     def report(self):
@@ -72,6 +73,8 @@ class Backend:
                     "from the cache" if r["from_cache"] else "searched"))
             else:
                 lines.append("  %-10s %2d op(s) kept in PyTorch: %s" % (r["name"], r["ops"], r["why"]))
+        for g in self.left_to_torch:
+            lines.append("  ops outside the regions (PyTorch runs them): " + g)
         return "\n".join(lines)
 
     def __call__(self, gm, example_inputs):
@@ -93,6 +96,14 @@ class Backend:
                                      replaced=False, why="dynamic shapes (mugraph compiles for "
                                      "fixed shapes: torch.compile(..., dynamic=False) recompiles "
                                      "per shape)"))
+            return gm.forward
+        mutating = [str(n.target) for n in gm.graph.nodes if _mutates(n)]
+        if mutating:
+            # The partitioner sees data edges only: a region moved past an in-place op would
+            # read the mutated value.
+            self.regions.append(dict(name="graph%d" % self.graphs, ops=len(gm.graph.nodes),
+                                     replaced=False, why="in-place ops (%s): left to PyTorch"
+                                     % ", ".join(mutating[:3])))
             return gm.forward
         if not all(_meta(n) is not None for n in gm.graph.nodes if n.op == "placeholder"):
             record_shapes(torch, gm, example_inputs)
@@ -117,16 +128,38 @@ class Backend:
                 examples = [_example(torch, a) for a in node.args]
                 program = from_torch(sub, *examples)
                 r = _superoptimize(program, self)
-            except _mugraph.Error as e:
-                region.update(replaced=False, why=str(e))
+            except Exception as e:  # noqa: BLE001 - any failure keeps the region in PyTorch
+                region.update(replaced=False, why=str(e) if isinstance(e, _mugraph.Error)
+                              else "%s: %s" % (type(e).__name__, e))
                 continue
             out = [n for n in sub.graph.nodes if n.op == "output"][0].args[0]
             multiple = isinstance(out, (tuple, list))
             setattr(fused, node.target, _kernel(torch, r, multiple))
             region.update(replaced=True, chosen=r.chosen, verdict=r.verdict, speedup=r.speedup,
                           measured=r.measured, from_cache=r.from_cache)
+        left = sorted({_op_name(n) for n in fused.graph.nodes
+                       if n.op in ("call_function", "call_method", "call_module")
+                       and not str(n.target).startswith("fused_")
+                       and _op_name(n) not in ("getitem", "getattr")})
+        if left:
+            self.left_to_torch.append("graph %d: %s" % (self.graphs, ", ".join(left)))
         fused.recompile()
         return fused.forward
+
+
+def _mutates(n):
+    """Whether fx node `n` writes one of its inputs (x.add_(...), inplace=True, out=...)."""
+    name = _op_name(n)
+    if n.op == "call_method" and name.endswith("_") and not name.endswith("__"):
+        return True
+    if n.op == "call_function" and name.endswith("_") and not name.startswith("_"):
+        return True
+    return n.kwargs.get("inplace", False) is True or "out" in n.kwargs
+
+
+def _op_name(n):
+    t = n.target
+    return t if isinstance(t, str) else getattr(t, "__name__", str(t))
 
 
 def _superoptimize(program, be):

@@ -64,6 +64,14 @@ def _pointer(x, spec, index):
     return ptr
 
 
+def _non_finite(a):
+    if _is_torch(a):
+        import torch
+        return int((~torch.isfinite(a)).sum())
+    import numpy as np
+    return int(a.size - np.isfinite(a).sum())
+
+
 def _row_major(shape):
     out, s = [], 1
     for d in reversed(shape):
@@ -157,6 +165,12 @@ class Result:
         return out
 
     def __call__(self, *tensors):
+        if any(_is_torch(t) and t.requires_grad for t in tensors):
+            import torch
+            if torch.is_grad_enabled():
+                import warnings
+                warnings.warn("mugraph kernels have no backward: the outputs do not require "
+                              "grad (call under torch.no_grad() for inference)", stacklevel=2)
         tensors = self._arguments(tensors)
         ins, outs = self.best.inputs(), self.best.outputs()
         ptrs = [_pointer(x, spec, i) for i, (x, spec) in enumerate(zip(tensors, ins))]
@@ -165,4 +179,12 @@ class Result:
         if self._kernel is None:
             self._kernel = _mugraph.CpuKernel(self.best)
         self._kernel.run(ptrs, [p for _, p in results])
-        return tuple(r for r, _ in results)
+        outs = tuple(r for r, _ in results)
+        for (name, *_), o in zip(self.best.outputs(), outs):
+            bad = _non_finite(o)
+            if bad:
+                import warnings
+                warnings.warn("mugraph: output '%s' has %d non-finite entries (overflow in its "
+                              "storage type? mugraph's softmax subtracts no max: large logits "
+                              "overflow)" % (name, bad), stacklevel=2)
+        return outs

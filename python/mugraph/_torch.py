@@ -9,7 +9,11 @@ example inputs (run once on them, _record_shapes), and each node maps to mugraph
   + - * /  (tensors; a Python number on one side of * or / scales)   add sub mul div / scale
   exp sqrt rsqrt, pow(2) / square                          exp sqrt reciprocal(sqrt) square
   sum / mean over one dim (keepdim)                        sum(dim, group=n) (mean: then scale 1/n)
-  silu relu gelu (F. and nn.), softmax(dim)                silu relu gelu, softmax (Lax form)
+  silu relu gelu (F. and nn.), softmax(dim)                silu relu gelu, softmax (Lax form:
+                                                           exp(x) / sum(exp(x)), no max subtracted:
+                                                           logits above ~88 in f32, ~11 in f16
+                                                           overflow where torch's do not; the
+                                                           result warns on non-finite outputs)
   view / reshape, transpose / permute / .t / .T of a program input or a parameter (its layout)
 Parameters and buffers of a module become program inputs bound to their tensors: the result of
 superoptimize() is then called with the function's own inputs only. Anything else raises
@@ -95,7 +99,9 @@ class _Converter:
         # mugraph layouts are dense (row-major in some order of the dims); a view that is not
         # (a slice of a larger tensor) is declared row-major and copied when called.
         copy = not keep and not _dense(shape, strides)
-        name = self.g._fresh(_ident(p.name), "in")
+        name = _ident(p.name)
+        while name in self.g._names:  # the same tensor declared twice, or a clash
+            name += "_"
         tensor = self.g.input(shape, self.dtype(node, t), name=name,
                               strides=None if keep or copy else strides)
         self.sources[name] = (p.source, p.perm, copy)
@@ -121,6 +127,13 @@ class _Converter:
 
     def out(self, node, tensor):
         meta = node.meta.get("tensor_meta")
+        # mugraph's ops keep their inputs' dtype: an op whose torch result has another dtype
+        # (type promotion, f16 x f32) would be computed in the wrong precision.
+        ins = [a.meta.get("tensor_meta") for a in node.args if isinstance(a, self.torch.fx.Node)]
+        if meta is not None and ins and ins[0] is not None and meta.dtype != ins[0].dtype:
+            self.fail(node, "its result is %s but its input is %s (type promotion is not "
+                      "supported)" % (str(meta.dtype).replace("torch.", ""),
+                                      str(ins[0].dtype).replace("torch.", "")))
         return _Value(tensor, tuple(meta.shape) if meta is not None else None)
 
     def run(self):
@@ -147,9 +160,19 @@ class _Converter:
                 for o in outs:
                     if not isinstance(o, torch.fx.Node):
                         self.fail(node, "an output is not a tensor")
-                    self.g.output(self.tensor(node, o, "an output").tensor)
+                    try:
+                        self.g.output(self.tensor(node, o, "an output").tensor)
+                    except _mugraph.Error as e:
+                        if str(e).startswith("from_torch: "):
+                            raise
+                        self.fail(node, str(e))
             else:
-                self.env[node] = self.op(node, F)
+                try:
+                    self.env[node] = self.op(node, F)
+                except _mugraph.Error as e:
+                    if str(e).startswith("from_torch: "):
+                        raise
+                    self.fail(node, str(e))
         return self.g, self.sources
 
     def op(self, node, F):
@@ -157,6 +180,9 @@ class _Converter:
         a, kw = node.args, node.kwargs
         kind = classify(torch, node, dict(self.gm.named_modules()))
         name = _name(node)
+        if kind is None and node.kwargs and classify_ignoring_kwargs(torch, node) is not None:
+            self.fail(node, "%s with %s is not supported (it changes what the op computes)"
+                      % (name, ", ".join("%s=%r" % kv for kv in node.kwargs.items())))
         if kind is None:
             if node.op == "call_module":
                 mod = self.gm.get_submodule(node.target)
@@ -188,7 +214,7 @@ class _Converter:
             return self.unary(node, "square", a[0])
         if kind == "gelu" and kw.get("approximate", "none") != "none":
             self.fail(node, "gelu(approximate=%r): only the exact gelu" % kw["approximate"])
-        if kind in ("exp", "sqrt", "square", "silu", "relu", "gelu"):
+        if kind in ("neg", "exp", "sqrt", "square", "silu", "relu", "gelu"):
             return self.unary(node, kind, a[0])
         if kind == "softmax":
             return self.softmax(node, a[0], a[1] if len(a) > 1 else kw.get("dim"))
@@ -214,7 +240,7 @@ class _Converter:
         if op == "mul" and (vx.number is not None) != (vy.number is not None):
             t, n = (vy, vx.number) if vx.number is not None else (vx, vy.number)
             return self.out(node, self.g.scale(t.tensor, factor=n))
-        if op == "div" and vx.tensor is not None and vy.number not in (None, 0):
+        if op == "div" and vx.tensor is not None and vy.number is not None and vy.number != 0:
             return self.out(node, self.g.scale(vx.tensor, factor=1 / _frac(vy.number)))
         self.fail(node, "%s with a Python number (%r) is not supported: mugraph has no constant "
                   "tensors (only x * c and x / c, as scale)" % (op, vx.number if vx.number is not None else vy.number))
@@ -253,8 +279,14 @@ class _Converter:
             self.fail(node, "%s over all elements (give dim)" % kind)
         d = _dim(self, node, dim, len(v.shape))
         n = v.shape[d]
-        s = self.g.sum(v.tensor, dim=d, group=n)
-        if kind == "mean":
+        src = v.tensor
+        narrow = str(node.meta["tensor_meta"].dtype) in ("torch.float16", "torch.bfloat16") \
+            if node.meta.get("tensor_meta") is not None else True
+        if kind == "mean" and narrow:
+            # torch accumulates in f32; a sum stored in f16 overflows at 65504: scale first.
+            src = self.g.scale(src, factor=_frac(1) / n)
+        s = self.g.sum(src, dim=d, group=n)
+        if kind == "mean" and not narrow:
             s = self.g.scale(s, factor=_frac(1) / n)
         if not keep:
             shape = [k for i, k in enumerate(v.shape) if i != d]
@@ -308,7 +340,10 @@ def classify(torch, node, modules):
         for cls, kind in ((torch.nn.Linear, "linear"), (torch.nn.SiLU, "silu"),
                           (torch.nn.ReLU, "relu"), (torch.nn.GELU, "gelu"),
                           (torch.nn.Softmax, "softmax")):
-            if isinstance(mod, cls):
+            # The exact class: subclasses (quantization-aware Linear, LinearReLU) do more.
+            if type(mod) is cls:
+                if getattr(mod, "inplace", False) or getattr(mod, "approximate", "none") != "none":
+                    return None
                 return "module " + kind
         return None
     if node.op not in ("call_function", "call_method"):
@@ -322,6 +357,7 @@ def classify(torch, node, modules):
         ("sub", (operator.sub, torch.sub), ("sub",)),
         ("mul", (operator.mul, torch.mul), ("mul",)),
         ("div", (operator.truediv, torch.div), ("div", "truediv")),
+        ("neg", (operator.neg, torch.neg), ("neg",)),
         ("exp", (torch.exp,), ("exp",)),
         ("sqrt", (torch.sqrt,), ("sqrt",)),
         ("rsqrt", (torch.rsqrt,), ("rsqrt",)),
@@ -338,10 +374,45 @@ def classify(torch, node, modules):
     )
     for kind, fns, methods in table:
         if (fn and any(t is f for f in fns)) or (not fn and name in methods):
-            return kind
+            return kind if _kwargs_ok(torch, kind, node) else None
     if fn and t is getattr and len(node.args) > 1 and node.args[1] == "T":
         return "layout"
     return None
+
+
+# Keyword arguments each kind accepts, with the values it accepts (None: any value of that
+# name is read by the converter). Anything else (alpha=, rounding_mode=, out=, inplace=True,
+# dtype=..., approximate="tanh") changes what the op computes: not supported.
+_KWARGS = {
+    "linear": {"bias": None},
+    "softmax": {"dim": None, "_stacklevel": None, "dtype": (None,)},
+    "sum": {"dim": None, "keepdim": None},
+    "mean": {"dim": None, "keepdim": None},
+    "gelu": {"approximate": ("none",)},
+    "relu": {"inplace": (False,)},
+    "silu": {"inplace": (False,)},
+}
+
+
+def classify_ignoring_kwargs(torch, node):
+    saved = node.kwargs
+    try:
+        node.kwargs = {}
+        return classify(torch, node, {})
+    finally:
+        node.kwargs = saved
+
+
+def _kwargs_ok(torch, kind, node):
+    allowed = _KWARGS.get(kind, {})
+    for k, v in node.kwargs.items():
+        if k not in allowed or (allowed[k] is not None and v not in allowed[k]):
+            return False
+    if kind == "reshape" and any(isinstance(a, torch.dtype) for a in node.args[1:]):
+        return False  # view(dtype) reinterprets bits
+    if kind in ("softmax", "sum", "mean") and any(isinstance(a, torch.dtype) for a in node.args):
+        return False
+    return True
 
 
 def _dense(shape, strides):
@@ -356,8 +427,11 @@ def _dense(shape, strides):
 
 
 def _frac(x):
+    """x as a ratio: the simplest one that is the same float (0.1 -> 1/10), else the exact one."""
     from fractions import Fraction
-    return Fraction(x).limit_denominator(1 << 30)
+    exact = Fraction(x)
+    f = exact.limit_denominator(1 << 30)
+    return f if float(f) == float(exact) else exact
 
 
 def _dim(conv, node, d, rank):
@@ -421,15 +495,17 @@ def from_torch(fn, *example_inputs):
     nn.Module of the ops listed in mugraph._torch; shapes and dtypes come from the examples.
     Module parameters become inputs bound to their tensors."""
     torch = _torch()
+    if not example_inputs:
+        raise _mugraph.Error("from_torch(fn, *example_inputs): give one example tensor per "
+                             "argument of fn (their shapes and dtypes define the program)")
     tracer = _tracer(torch)()
     tracer.record_stack_traces = True
-    root = fn if isinstance(fn, torch.nn.Module) else torch.nn.Module()
     try:
         graph = tracer.trace(fn)
     except Exception as e:
         raise _mugraph.Error("from_torch: torch.fx could not trace %s: %s"
                              % (getattr(fn, "__name__", type(fn).__name__), e)) from None
-    gm = torch.fx.GraphModule(root, graph)
+    gm = torch.fx.GraphModule(tracer.root, graph)  # the root holds closure constants too
     with torch.no_grad():
         record_shapes(torch, gm, example_inputs)
     conv = _Converter(torch, gm, example_inputs)

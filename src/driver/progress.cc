@@ -1,5 +1,6 @@
 #include "driver/progress.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -23,7 +24,10 @@ std::function<void(const std::string&)> terminal_progress() {
     if (!periodic(line)) {
       std::fprintf(stderr, "%s%s\n", g_shown.exchange(false) ? "\r\033[K" : "", line.c_str());
     } else if (tty) {
-      std::fprintf(stderr, "\r\033[K%s", line.c_str());
+      // Cut to the terminal's width: a wrapped line would leave its first rows behind.
+      winsize ws{};
+      size_t width = ::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 1 ? ws.ws_col - 1 : 79;
+      std::fprintf(stderr, "\r\033[K%s", line.substr(0, width).c_str());
       g_shown = true;
     }
     std::fflush(stderr);

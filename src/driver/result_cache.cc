@@ -165,7 +165,7 @@ std::string cache_serves(const CacheEntry& e, const std::string& program_text, d
   if (e.exhausted) return "";
   if (budget_s > 0 && e.budget_s >= budget_s) return "";
   std::ostringstream why;
-  why << "the cached result's search was cut by its time budget (" << e.budget_s
+  why << "the cached result was cut short under its time budget (" << e.budget_s
       << " s); this request allows " << (budget_s > 0 ? std::to_string(budget_s) + " s" : "no limit");
   return why.str();
 }
@@ -198,12 +198,12 @@ Result<CacheEntry> make_cache_entry(const OptimizeReport& r, const ir::KernelGra
   const search::StopReason stop = r.search.stop_reason;
   if (stop != search::StopReason::kExhausted && stop != search::StopReason::kTimeLimit)
     return error("not stored: the search stopped early (", search::stop_reason_name(stop), ")");
-  for (const OptimizeReport::Step& s : r.steps)
-    if (!s.cut.empty() && s.name != "search")
-      return error("not stored: step ", s.name, " was cut (", s.cut, ")");
-  if (!r.complete) return error("not stored: a budget cut measuring or certifying short");
   if (r.target.kind == target::Kind::kCpu && !r.measured)
     return error("not stored: nothing was measured");
+  // Anything cut short (the search, measuring, certify, by the time or memory budget) makes
+  // the entry what this budget gives: it serves requests with no larger budget only.
+  bool cut = stop != search::StopReason::kExhausted || !r.complete;
+  for (const OptimizeReport::Step& s : r.steps) cut |= !s.cut.empty();
   CacheEntry e;
   e.key_text = cache_key_text(program, o);
   e.key = cache_key(e.key_text);
@@ -214,7 +214,7 @@ Result<CacheEntry> make_cache_entry(const OptimizeReport& r, const ir::KernelGra
   e.created = std::chrono::duration<double>(
                   std::chrono::system_clock::now().time_since_epoch()).count();
   e.budget_s = r.budget_s > 0 ? r.budget_s : o.search.time_budget_s;
-  e.exhausted = stop == search::StopReason::kExhausted;
+  e.exhausted = !cut;
   e.chosen = r.chosen().label;
   e.speedup = !r.measured ? 0.0 : r.best < 0 ? 1.0 : r.chosen().speedup;
   e.device = r.device;

@@ -11,8 +11,8 @@
 // text, so a program written differently (other names, other op order) searches again rather
 // than receive a uGraph in another program's names.
 //
-// A result whose search was cut by the time budget serves only requests with no larger budget;
-// an exhausted one serves all. What is stored is what optimize handed out (best.mu and its
+// A result where anything was cut short (the search, measuring or certify, by the time or memory
+// budget) serves only requests with no larger budget; one where nothing was cut serves all. What is stored is what optimize handed out (best.mu and its
 // verdict, the generated source, the report), so a hit hands out exactly that again.
 //
 // Errors (a corrupt file, a lock held past the busy timeout, a full disk) come back as a
@@ -40,7 +40,7 @@ struct CacheEntry {
   std::string version;     // mugraph version that stored it
   double created = 0;      // seconds since the epoch
   double budget_s = 0;     // the optimize time budget it ran under (0: none)
-  bool exhausted = false;  // its search was exhausted (not cut)
+  bool exhausted = false;  // nothing was cut short: the search exhausted, every step whole
   std::string chosen;      // "program", "cand3", ...
   double speedup = 1;      // measured over the program (1 for the program, 0 if not measured)
   std::string device;      // what measured: "cpu", the GPU's name, or "" (ranked by the model)

@@ -240,7 +240,7 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
     std::ostringstream os;
     os << std::fixed << std::setprecision(1) << "search: " << el << " s, ~" << s
        << " prefixes (" << static_cast<uint64_t>(static_cast<double>(s) / std::max(el, 1e-3))
-       << "/s), tasks " << done << "/" << ntasks << ", candidates passed the screen " << found.load();
+       << "/s), tasks " << done << "/" << ntasks << ", " << found.load() << " candidates";
     o.progress(os.str());
   };
   std::optional<RankRunner> ranks;
