@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# CPU benchmark (issue 7): for the six paper benchmarks, mugraph's best kernel graph vs the
-# unfused program, both run by our CPU backend, vs PyTorch eager on the CPU (best of f16 and f32
-# tensors), all measured in this one run on this machine. Shapes are the examples' (paper
-# shapes; none reduced). Prints a table of times and ratios; writes build/bench_cpu/<name>/.
+# CPU benchmark (issues 7, 25): for the six paper benchmarks, mugraph's best kernel graph vs the
+# unfused program, both run by our CPU backend, vs PyTorch 2.x from PyPI (the project's .venv,
+# scripts/venv.sh) eager and torch.compile, each the best of f16, bf16 and f32 tensors, all
+# measured in this one run on this machine; plus the achieved bandwidth of mugraph's best
+# against this machine's measured copy bandwidth (bench/cpu/torch_ref.py --ceilings). Shapes are
+# the examples' (paper shapes; none reduced). Prints a table; writes build/bench_cpu/<name>/.
 #
 #   bench/cpu/run.sh [--time-budget S] [--runs N] [--only NAME]...
-#
-# Installs python3-torch (Debian) when missing; Debian's python is /usr/bin/python3.
 set -euo pipefail
 # Fresh measurements every run: never answers from the result cache.
 export MUGRAPH_NO_CACHE=1
@@ -22,11 +22,8 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
-"$root/scripts/build.sh" >/dev/null
-if ! /usr/bin/python3 -c "import torch" 2>/dev/null; then
-  sudo_cmd=""; [ "$(id -u)" -ne 0 ] && sudo_cmd="sudo"
-  $sudo_cmd apt-get install -y python3-torch >/dev/null
-fi
+"$root/scripts/build.sh" >/dev/null   # also makes .venv with PyPI's torch (scripts/venv.sh)
+py="${VENV:-$root/.venv}/bin/python"
 mg="${BUILD_DIR:-$root/build}/mugraph"
 out="${BUILD_DIR:-$root/build}/bench_cpu"
 mkdir -p "$out"
@@ -34,8 +31,10 @@ mkdir -p "$out"
 source "$root/bench/search_options.sh"
 echo "# mugraph CPU benchmark, $(date -u +%Y-%m-%d), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p')"
 echo "# command: bench/cpu/run.sh --time-budget $budget --runs $runs${names:+ (only ${names[*]})}"
-printf "%-18s %12s %12s %12s %10s %10s %8s  %s\n" benchmark program-us best-us torch-us \
-  vs-program vs-torch spearman chosen
+"$py" "$root/bench/cpu/torch_ref.py" --ceilings >"$out/ceilings.json"
+"$py" -c "import json; c = json.load(open('$out/ceilings.json')); print('# ceilings: copy %.1f GB/s, f32 matmul %.1f GFLOP/s (torch %s, %d threads)' % (c['copy_bytes_per_s'] / 1e9, c['f32_flops_per_s'] / 1e9, c['torch'], c['threads']))"
+printf "%-18s %10s %10s %10s %10s %9s %9s %9s %7s %6s  %s\n" benchmark program-us best-us \
+  eager-us compile-us vs-prog vs-eager vs-best GB/s %copy chosen
 [ ${#names[@]} -gt 0 ] || names=(rms_norm_matmul gated_mlp gqa lora ntrans qknorm_attention)
 for name in "${names[@]}"; do
   [ -n "${opts[$name]+set}" ] || { echo "unknown benchmark $name" >&2; exit 1; }
@@ -45,20 +44,22 @@ for name in "${names[@]}"; do
   "$mg" optimize "$root/examples/$name.mu" --target cpu ${opts[$name]} --time-budget "$budget" \
     --runs "$runs" --quiet --accept-unproved --out "$out/$name" >"$out/$name.log" 2>&1 || {
     echo "$name: mugraph optimize failed, see $out/$name.log"; continue; }
-  /usr/bin/python3 "$root/bench/cpu/torch_ref.py" "$name" --runs "$runs" >"$out/$name.torch.json"
-  /usr/bin/python3 - "$out/$name/report.json" "$out/$name.torch.json" "$name" <<'PY'
+  "$py" "$root/bench/cpu/torch_ref.py" "$name" --runs "$runs" >"$out/$name.torch.json"
+  "$py" - "$out/$name/report.json" "$out/$name.torch.json" "$out/ceilings.json" "$name" <<'PY'
 import json, sys
-r = json.load(open(sys.argv[1])); t = json.load(open(sys.argv[2]))
+r = json.load(open(sys.argv[1])); t = json.load(open(sys.argv[2])); c = json.load(open(sys.argv[3]))
 prog = r["program"]["measured_s"]
 best = prog
 for v in r.get("variants") or []:
     if v["label"] == r["chosen"]:
         best = v["measured_s"]
-us = lambda x: "n/a" if x is None else "%.1f us" % (x * 1e6)
+us = lambda x: "n/a" if x is None else "%.1f" % (x * 1e6)
+ratio = lambda x: "n/a" if x is None else "%.2fx" % (x / best)
+gbs = r["chosen_bytes"] / best / 1e9
 verdict = r.get("certified") or "program"
-print("%-18s %12.1f %12.1f %12.1f %9.2fx %9.2fx %8.2f  %s [%s] (torch %s, BLAS %s: f16 %s, f32 %s)" % (
-    sys.argv[3], prog * 1e6, best * 1e6, t["best_s"] * 1e6, prog / best, t["best_s"] / best,
-    r["spearman"], r["chosen"], verdict, t["torch"], t.get("blas", "?"), us(t["f16_s"]),
-    us(t["f32_s"])))
+print("%-18s %10.1f %10.1f %10s %10s %8.2fx %9s %9s %7.1f %5.0f%%  %s [%s] (torch %s best: %s)" % (
+    sys.argv[4], prog * 1e6, best * 1e6, us(t.get("eager_s")), us(t.get("compiled_s")),
+    prog / best, ratio(t.get("eager_s")), ratio(t["best_s"]), gbs,
+    100 * gbs * 1e9 / c["copy_bytes_per_s"], r["chosen"], verdict, t["torch"], t["best"]))
 PY
 done

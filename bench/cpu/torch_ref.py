@@ -1,9 +1,13 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """PyTorch CPU timings of the paper benchmarks, same shapes as examples/*.mu.
 
-Usage: torch_ref.py NAME [--runs N]. Prints one JSON line: the median seconds of eager PyTorch
-with f16 tensors (the examples' storage type; null where this torch lacks a Half CPU op) and with f32 tensors (often faster on CPUs without
-native f16 math), and the best of the two, which is what bench/cpu/run.sh compares against.
+Usage: torch_ref.py NAME [--runs N] [--no-compile] | torch_ref.py --ceilings. Prints one JSON
+line: the median seconds of eager PyTorch with f16, bf16 and f32 tensors (null where this torch
+lacks the op), of torch.compile (default mode, inductor) in each dtype, and the best of them,
+which is what bench/cpu/run.sh compares against. Run with the project's .venv python (PyTorch
+2.x from PyPI), never Debian's python3-torch 1.13. --ceilings: this machine's measured copy
+bandwidth (bytes read + written per second, a STREAM-like copy of 256 MiB) and f32 matmul FLOP
+rate (2048^3), in the same process as the timings it judges.
 """
 import json
 import statistics
@@ -58,7 +62,22 @@ def median_time(fn, args, runs):
     return statistics.median(t)
 
 
+def ceilings():
+    n = 64 << 20  # 64 Mi floats: 256 MiB, far above the caches
+    x = torch.rand(n)
+    y = torch.empty_like(x)
+    copy = median_time(lambda: y.copy_(x), [], 10)
+    m = 2048
+    a = torch.rand(m, m)
+    mm = median_time(lambda: a @ a, [], 5)
+    return {"copy_bytes_per_s": 2 * 4 * n / copy, "f32_flops_per_s": 2 * m ** 3 / mm,
+            "threads": torch.get_num_threads(), "torch": torch.__version__}
+
+
 def main():
+    if "--ceilings" in sys.argv:
+        print(json.dumps(ceilings()))
+        return
     name = sys.argv[1]
     runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 10
     shapes, fn = BENCH[name]
@@ -66,13 +85,26 @@ def main():
     base = [torch.rand(s, generator=gen) * 2 - 1 for s in shapes]
     out = {"name": name, "threads": torch.get_num_threads(), "torch": torch.__version__,
            "blas": blas()}
-    for dt, key in ((torch.float16, "f16_s"), (torch.float32, "f32_s")):
-        try:
-            out[key] = median_time(fn, [b.to(dt) for b in base], runs)
-        except RuntimeError as e:  # e.g. torch 1.13: no CPU sqrt for Half
-            out[key] = None
-            out[key + "_error"] = str(e)
-    out["best_s"] = min(t for t in (out["f16_s"], out["f32_s"]) if t is not None)
+    compiled = None if "--no-compile" in sys.argv else torch.compile(fn)
+    times = []
+    for dt, key in ((torch.float16, "f16"), (torch.bfloat16, "bf16"), (torch.float32, "f32")):
+        args = [b.to(dt) for b in base]
+        for f, kind in ((fn, "eager"), (compiled, "compiled")):
+            k = "%s_%s_s" % (kind, key)
+            if f is None:
+                continue
+            try:
+                out[k] = median_time(f, args, runs)
+                times.append((out[k], kind, key))
+            except Exception as e:  # noqa: BLE001 - a dtype this torch lacks on the CPU
+                out[k] = None
+                out[k + "_error"] = str(e).splitlines()[0][:200]
+    best = min(times)
+    out["best_s"], out["best"] = best[0], "%s %s" % (best[1], best[2])
+    eager = [t for t in times if t[1] == "eager"]
+    out["eager_s"] = min(eager)[0] if eager else None
+    comp = [t for t in times if t[1] == "compiled"]
+    out["compiled_s"] = min(comp)[0] if comp else None
     print(json.dumps(out))
 
 

@@ -7,13 +7,14 @@ set -uo pipefail
 mg=$1 ex=$2
 fail() { echo "FAIL: $*"; exit 1; }
 command -v script >/dev/null || { echo "script(1) not found (bsdutils): skipped"; exit 77; }
-cmd="$mg search $ex/rms_norm_matmul.mu --max-kernel-ops 1 --max-block-ops 9 --time-budget 5 --threads 1"
-tty_out=$(script -qec "$cmd" /dev/null 2>&1)
+cmd="$mg search $ex/rms_norm_matmul.mu --max-kernel-ops 1 --max-block-ops 9 --threads 1"
+# 8 s: the line appears once the search has run a second past building its oracle.
+tty_out=$(script -qec "$cmd --time-budget 8" /dev/null 2>&1)
 grep -q $'\r\033\\[K' <<<"$tty_out" || { echo "$tty_out" | tail -5; fail "no in-place progress line on a terminal"; }
 grep -Eq 'search: [0-9.]+ s, ~[0-9]+ prefixes \([0-9]+/s\), tasks [0-9]+/[0-9]+, [0-9]+ candidates' <<<"$tty_out" \
   || fail "the progress line lacks elapsed, prefixes/s, tasks or candidates"
-quiet=$(script -qec "$cmd --quiet" /dev/null 2>&1)
+quiet=$(script -qec "$cmd --time-budget 3 --quiet" /dev/null 2>&1)
 grep -q 'prefixes (' <<<"$quiet" && fail "--quiet still shows the progress line"
-piped=$($cmd 2>&1 >/dev/null)
+piped=$($cmd --time-budget 3 2>&1 >/dev/null)
 grep -q 'prefixes (' <<<"$piped" && fail "progress lines on a stderr that is not a terminal"
 echo "progress line: ok"
