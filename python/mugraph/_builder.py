@@ -87,6 +87,15 @@ class Graph:
         (self._in_lines if is_input else self._lines).append(line)
         self._built = None
 
+    def _shape(self, name):
+        """The shape of tensor `name` of the program so far."""
+        probe = "mg_builder_probe"
+        while probe in self._names:
+            probe += "_"
+        text = "\n".join(self._in_lines + self._lines +
+                         ["%s = neg(%s)" % (probe, name), "output %s" % probe]) + "\n"
+        return tuple(_mugraph.parse(text, "<builder>").outputs()[0][2])
+
     def _tensor(self, t, what):
         if not isinstance(t, Tensor) or t.graph is not self:
             raise _mugraph.Error("%s: expected a tensor of this graph, got %r" % (what, t))
@@ -121,6 +130,14 @@ class Graph:
                 raise _mugraph.Error("%s: no attribute '%s' (it takes: %s)"
                                      % (op, k, ", ".join(allowed) or "none"))
         args = [self._tensor(t, "%s input %d" % (op, i)) for i, t in enumerate(inputs)]
+        if "dim" in attrs and isinstance(attrs["dim"], int) and attrs["dim"] < 0:
+            rank = len(self._shape(args[0]))  # numpy-style: -1 is the last dim
+            if attrs["dim"] + rank >= 0:
+                attrs["dim"] += rank
+        if op == "sum" and "group" not in attrs and isinstance(attrs.get("dim"), int):
+            shape = self._shape(args[0])  # sum over the whole dim unless a group is given
+            if 0 <= attrs["dim"] < len(shape):
+                attrs["group"] = shape[attrs["dim"]]
         args += [_attr_text(op, k, v) for k, v in attrs.items()]
         out = self._fresh(name, "t")
         self._check("%s = %s(%s)" % (out, op, ", ".join(args)), "%s '%s'" % (op, out), out)

@@ -85,11 +85,18 @@ def test_builder_errors_name_the_call():
     other = mg.Graph()
     with pytest.raises(mg.Error, match="expected a tensor of this graph"):
         other.exp(X)
-    # Attributes and composites go through.
+    # Attributes and composites go through; sum's group defaults to the whole dim, and a
+    # negative dim counts from the last (as in numpy and torch).
+    full = g.sum(X, dim=-1, name="full")
+    with pytest.raises(mg.Error, match=r"scale: factor='x' is not a number"):
+        g.scale(X, factor="x")
+    with pytest.raises(mg.Error, match=r"input\(\): shape must be a tuple of ints"):
+        g.input(4, "f32")
     s = g.sum(X, dim=1, group=8)
     r = g.scale(g.sqrt(g.scale(s, factor=0.125)), factor=2)
-    g.output(g.rms_norm(X, dim=1), r)
+    g.output(g.rms_norm(X, dim=1), r, full)
     assert "factor=1/8" in g.text() and "factor=2/1" in g.text()
+    assert "full = sum(X, dim=1, group=8)" in g.text()
     g.check("cpu")
 
 
