@@ -13,7 +13,7 @@ CPU only for now (the result runs through mugraph's CPU JIT); inference only (no
 the replaced regions: a graph whose inputs require grad is left to PyTorch, and the report says so).
 """
 from . import _mugraph
-from ._torch import classify, from_torch, record_shapes
+from ._torch import _name, classify, from_torch, record_shapes
 
 _DTYPES = ("torch.float32", "torch.float16", "torch.bfloat16")
 
@@ -137,10 +137,10 @@ class Backend:
             setattr(fused, node.target, _kernel(torch, r, multiple))
             region.update(replaced=True, chosen=r.chosen, verdict=r.verdict, speedup=r.speedup,
                           measured=r.measured, from_cache=r.from_cache)
-        left = sorted({_op_name(n) for n in fused.graph.nodes
+        left = sorted({_name(n) for n in fused.graph.nodes
                        if n.op in ("call_function", "call_method", "call_module")
                        and not str(n.target).startswith("fused_")
-                       and _op_name(n) not in ("getitem", "getattr")})
+                       and _name(n) not in ("getitem", "getattr")})
         if left:
             self.left_to_torch.append("graph %d: %s" % (self.graphs, ", ".join(left)))
         fused.recompile()
@@ -149,17 +149,12 @@ class Backend:
 
 def _mutates(n):
     """Whether fx node `n` writes one of its inputs (x.add_(...), inplace=True, out=...)."""
-    name = _op_name(n)
+    name = _name(n)
     if n.op == "call_method" and name.endswith("_") and not name.endswith("__"):
         return True
     if n.op == "call_function" and name.endswith("_") and not name.startswith("_"):
         return True
     return n.kwargs.get("inplace", False) is True or "out" in n.kwargs
-
-
-def _op_name(n):
-    t = n.target
-    return t if isinstance(t, str) else getattr(t, "__name__", str(t))
 
 
 def _superoptimize(program, be):
@@ -191,15 +186,11 @@ def _supported(torch, node, modules):
         return False
     if kind == "pow":
         return len(node.args) > 1 and node.args[1] == 2
-    if kind == "gelu":
-        return node.kwargs.get("approximate", "none") == "none"
-    if kind in ("softmax", "sum", "mean"):
+    if kind in ("softmax", "sum", "mean"):  # (classify already refused other keywords)
         dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
         if isinstance(dim, (tuple, list)) and len(dim) == 1:
             dim = dim[0]
-        extra = {k for k, v in node.kwargs.items()
-                 if k not in ("dim", "keepdim", "_stacklevel") and not (k == "dtype" and v is None)}
-        return isinstance(dim, int) and not extra and len(node.args) <= (2 if kind == "softmax" else 3)
+        return isinstance(dim, int) and len(node.args) <= (2 if kind == "softmax" else 3)
     if kind == "linear":
         w = node.args[1] if len(node.args) > 1 else None
         # The weight must be a region input (then read transposed in place).
