@@ -1,0 +1,146 @@
+// The CPU device library's matmul (runtime/cpu/mugraph_cpu.h) against naive float64 loops, on
+// shapes that hit every edge of its blocking (rows, columns and k around kMR, kNR, kKC, kMC,
+// kNC), every storage type for A, B and C, transposed and strided operands, two terms
+// (concat_matmul) and empty terms. tests/CMakeLists.txt builds this file three times: for the
+// host's ISA as the JIT does (-march=native), for AVX2+FMA, and for no vector ISA, so each
+// micro-kernel the JIT may pick is tested.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "runtime/cpu/mugraph_cpu.h"
+
+namespace {
+
+struct Case {
+  int64_t m, n, k;
+  bool a_transposed = false, b_transposed = false;
+  int64_t c_pad = 0;  // extra elements per row of C (a strided output)
+  int64_t k2 = -1;    // a second term's k (concat_matmul), -1: none
+};
+
+std::string describe(const Case& c) {
+  return std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
+         (c.a_transposed ? " A^T" : "") + (c.b_transposed ? " B^T" : "") +
+         (c.c_pad ? " strided C" : "") + (c.k2 >= 0 ? " +term k=" + std::to_string(c.k2) : "");
+}
+
+// A matrix stored as T, row-major or transposed; `value` holds what the storage holds (the
+// rounded value), so the float64 reference sees exactly the kernel's inputs.
+template <class T>
+struct Mat {
+  std::vector<T> data;
+  std::vector<double> value;  // value[i * cols + j]
+  int64_t rows, cols, s0, s1;
+  Mat(int64_t r, int64_t c, bool transposed, std::mt19937& rng)
+      : data(static_cast<size_t>(r * c)), value(static_cast<size_t>(r * c)), rows(r), cols(c),
+        s0(transposed ? 1 : c), s1(transposed ? r : 1) {
+    std::uniform_real_distribution<float> u(-1.f, 1.f);
+    for (int64_t i = 0; i < r; ++i)
+      for (int64_t j = 0; j < c; ++j) {
+        const T x = mg::st<T>(u(rng));
+        data[static_cast<size_t>(i * s0 + j * s1)] = x;
+        value[static_cast<size_t>(i * c + j)] = mg::ld(x);
+      }
+  }
+  mg::Term<T, T> term(const Mat& b) const {
+    return {data.data(), s0, s1, b.data.data(), b.s0, b.s1, cols};
+  }
+};
+
+template <class TC, class T>
+void check(const Case& cs, bool parallel, std::mt19937& rng) {
+  SCOPED_TRACE(describe(cs) + (parallel ? " parallel" : " serial"));
+  const Mat<T> a(cs.m, cs.k, cs.a_transposed, rng), b(cs.k, cs.n, cs.b_transposed, rng);
+  const int64_t k2 = cs.k2 < 0 ? 0 : cs.k2;
+  const Mat<T> a2(cs.m, k2, false, rng), b2(k2, cs.n, true, rng);
+  const int64_t cm = cs.n + cs.c_pad;
+  std::vector<TC> c(static_cast<size_t>(cs.m * cm), mg::st<TC>(7.f));  // 7: must be overwritten
+  const mg::Term<T, T> t2 =
+      cs.k2 < 0 ? mg::Term<T, T>{nullptr, 0, 0, nullptr, 0, 0, 0} : a2.term(b2);
+  if (parallel)
+    mg::matmul_parallel(cs.m, cs.n, c.data(), cm, 1, a.term(b), t2);
+  else
+    mg::matmul(cs.m, cs.n, c.data(), cm, 1, a.term(b), t2);
+  int bad = 0;
+  for (int64_t i = 0; i < cs.m; ++i) {
+    for (int64_t j = 0; j < cs.n; ++j) {
+      double want = 0, mag = 0;
+      for (int64_t p = 0; p < cs.k; ++p) {
+        const double x = a.value[static_cast<size_t>(i * cs.k + p)] * b.value[static_cast<size_t>(p * cs.n + j)];
+        want += x;
+        mag += std::fabs(x);
+      }
+      for (int64_t p = 0; p < k2; ++p) {
+        const double x = a2.value[static_cast<size_t>(i * k2 + p)] * b2.value[static_cast<size_t>(p * cs.n + j)];
+        want += x;
+        mag += std::fabs(x);
+      }
+      const double got = mg::ld(c[static_cast<size_t>(i * cm + j)]);
+      // f32 accumulation error, plus the output's own rounding (f16: 2^-11 relative).
+      const double out_eps = sizeof(TC) == 4 ? 0 : 0x1p-7 * std::fabs(want);
+      const double tol = 1e-5 * mag + out_eps + 1e-6;
+      if (!(std::fabs(got - want) <= tol) && bad++ < 3)
+        ADD_FAILURE() << "C[" << i << "][" << j << "] = " << got << ", want " << want;
+    }
+    for (int64_t j = cs.n; j < cm; ++j)  // the padding between rows is never written
+      if (mg::ld(c[static_cast<size_t>(i * cm + j)]) != 7.f && bad++ < 3)
+        ADD_FAILURE() << "padding C[" << i << "][" << j << "] was written";
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+// This build's ISA must be the host's (the AVX2 build on a host without AVX2 cannot run).
+bool host_runs_this_build() {
+#if defined(__AVX512F__)
+  if (!__builtin_cpu_supports("avx512f")) return false;
+#endif
+#if defined(__AVX2__)
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) return false;
+#endif
+  return true;
+}
+#define SKIP_IF_HOST_LACKS_ISA() \
+  if (!host_runs_this_build()) GTEST_SKIP() << "this CPU lacks the ISA this test was built for"
+
+std::vector<Case> cases() {
+  std::vector<Case> v;
+  // Rows, columns and k around the micro-kernel and cache blocks.
+  for (int64_t m : {1, 3, 8, 9, 16, 65, 130})
+    for (int64_t n : {1, 15, 16, 17, 32, 33, 64, 257})
+      for (int64_t k : {1, 7, 256, 300}) v.push_back({m, n, k});
+  v.push_back({16, 600, 520, true, false});
+  v.push_back({33, 70, 40, false, true});
+  v.push_back({20, 48, 33, true, true, 5});
+  v.push_back({9, 40, 64, false, false, 3, 16});  // concat_matmul: two terms
+  v.push_back({9, 40, 0, false, false, 0, 20});   // the first term is empty
+  v.push_back({5, 7, 0});                          // no term: C = 0
+  return v;
+}
+
+TEST(CpuMatmul, F32MatchesNaiveLoops) {
+  SKIP_IF_HOST_LACKS_ISA();
+  std::printf("micro-kernel: %d rows x %lld columns, %d lanes\n", mg::kMR,
+              static_cast<long long>(mg::kNR), mg::kLanes);
+  std::mt19937 rng(1);
+  for (const Case& c : cases())
+    for (bool parallel : {false, true}) check<float, float>(c, parallel, rng);
+}
+
+TEST(CpuMatmul, F16MatchesNaiveLoops) {
+  SKIP_IF_HOST_LACKS_ISA();
+  std::mt19937 rng(2);
+  for (const Case& c : cases()) check<mg::f16, mg::f16>(c, false, rng);
+}
+
+TEST(CpuMatmul, Bf16InF32OutMatchesNaiveLoops) {
+  SKIP_IF_HOST_LACKS_ISA();
+  std::mt19937 rng(3);
+  for (const Case& c : cases()) check<float, mg::bf16>(c, true, rng);
+}
+
+}  // namespace
