@@ -54,6 +54,9 @@ for v in r.get("variants") or []:
     if v["label"] == r["chosen"]:
         best = v["measured_s"]
 us = lambda x: "n/a" if x is None else "%.1f" % (x * 1e6)
+if best <= 0:  # the budget ran out before anything was timed: say so, never divide by zero
+    print("%-18s  not measured: the time budget ran out before timing (see its .log)" % sys.argv[4])
+    sys.exit(0)
 ratio = lambda x: "n/a" if x is None else "%.2fx" % (x / best)
 gbs = r["chosen_bytes"] / best / 1e9
 verdict = r.get("certified") or "program"

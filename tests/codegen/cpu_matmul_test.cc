@@ -1,7 +1,7 @@
 // The CPU device library's matmul (runtime/cpu/mugraph_cpu.h) against naive float64 loops, on
 // shapes that hit every edge of its blocking (rows, columns and k around kMR, kNR, kKC, kMC,
 // kNC), every storage type for A, B and C, transposed and strided operands, two terms
-// (concat_matmul) and empty terms. tests/CMakeLists.txt builds this file three times: for the
+// (concat_matmul), empty terms, and accumulation into C (a block's accumulator). tests/CMakeLists.txt builds this file three times: for the
 // host's ISA as the JIT does (-march=native), for AVX2+FMA, and for no vector ISA, so each
 // micro-kernel the JIT may pick is tested.
 #include <gtest/gtest.h>
@@ -52,9 +52,11 @@ struct Mat {
   }
 };
 
+// mode: 0 serial, 1 parallel, 2 serial accumulating into C (which holds 7 everywhere).
 template <class TC, class T>
-void check(const Case& cs, bool parallel, std::mt19937& rng) {
-  SCOPED_TRACE(describe(cs) + (parallel ? " parallel" : " serial"));
+void check(const Case& cs, int mode, std::mt19937& rng) {
+  const bool parallel = mode == 1, accumulate = mode == 2;
+  SCOPED_TRACE(describe(cs) + (parallel ? " parallel" : accumulate ? " accumulate" : " serial"));
   const Mat<T> a(cs.m, cs.k, cs.a_transposed, rng), b(cs.k, cs.n, cs.b_transposed, rng);
   const int64_t k2 = cs.k2 < 0 ? 0 : cs.k2;
   const Mat<T> a2(cs.m, k2, false, rng), b2(k2, cs.n, true, rng);
@@ -64,12 +66,14 @@ void check(const Case& cs, bool parallel, std::mt19937& rng) {
       cs.k2 < 0 ? mg::Term<T, T>{nullptr, 0, 0, nullptr, 0, 0, 0} : a2.term(b2);
   if (parallel)
     mg::matmul_parallel(cs.m, cs.n, c.data(), cm, 1, a.term(b), t2);
+  else if (accumulate)
+    mg::matmul_into(true, cs.m, cs.n, c.data(), cm, 1, a.term(b), t2);
   else
     mg::matmul(cs.m, cs.n, c.data(), cm, 1, a.term(b), t2);
   int bad = 0;
   for (int64_t i = 0; i < cs.m; ++i) {
     for (int64_t j = 0; j < cs.n; ++j) {
-      double want = 0, mag = 0;
+      double want = accumulate ? 7 : 0, mag = accumulate ? 7 : 0;
       for (int64_t p = 0; p < cs.k; ++p) {
         const double x = a.value[static_cast<size_t>(i * cs.k + p)] * b.value[static_cast<size_t>(p * cs.n + j)];
         want += x;
@@ -128,19 +132,19 @@ TEST(CpuMatmul, F32MatchesNaiveLoops) {
               static_cast<long long>(mg::kNR), mg::kLanes);
   std::mt19937 rng(1);
   for (const Case& c : cases())
-    for (bool parallel : {false, true}) check<float, float>(c, parallel, rng);
+    for (int mode : {0, 1, 2}) check<float, float>(c, mode, rng);
 }
 
 TEST(CpuMatmul, F16MatchesNaiveLoops) {
   SKIP_IF_HOST_LACKS_ISA();
   std::mt19937 rng(2);
-  for (const Case& c : cases()) check<mg::f16, mg::f16>(c, false, rng);
+  for (const Case& c : cases()) check<mg::f16, mg::f16>(c, 0, rng);
 }
 
 TEST(CpuMatmul, Bf16InF32OutMatchesNaiveLoops) {
   SKIP_IF_HOST_LACKS_ISA();
   std::mt19937 rng(3);
-  for (const Case& c : cases()) check<float, mg::bf16>(c, true, rng);
+  for (const Case& c : cases()) check<float, mg::bf16>(c, 1, rng);
 }
 
 }  // namespace

@@ -85,8 +85,11 @@ void emit_sum(Writer& w, const ir::OpAttrs& a, const Operand& in, const Operand&
   close_loops(w, n);
 }
 
+}  // namespace
+
 // Batched matmul (and concat_matmul's two terms) through the device library's tiled matmul.
-void emit_matmul(Writer& w, const std::vector<Operand>& in, const Operand& out, bool parallel) {
+void emit_matmul(Writer& w, const std::vector<Operand>& in, const Operand& out, bool parallel,
+                 const std::string& accumulate) {
   const bool concat = in.size() == 4;
   const Operand& a = in[0];
   const Operand& b = concat ? in[2] : in[1];
@@ -114,7 +117,10 @@ void emit_matmul(Writer& w, const std::vector<Operand>& in, const Operand& out, 
            ", " + base(y) + ", " + std::to_string(y.strides[yr - 2]) + ", " +
            std::to_string(y.strides[yr - 1]) + ", " + std::to_string(x.shape[xr - 1]) + "}";
   };
-  std::string call = (parallel ? "mg::matmul_parallel(" : "mg::matmul(") + std::to_string(m) +
+  const std::string fn = parallel            ? "mg::matmul_parallel("
+                         : accumulate.empty() ? "mg::matmul("
+                                              : "mg::matmul_into(" + accumulate + ", ";
+  std::string call = fn + std::to_string(m) +
                      ", " + std::to_string(n) + ", " + base(out) + ", " +
                      std::to_string(out.strides[r - 2]) + ", " + std::to_string(out.strides[r - 1]) +
                      ", " + term(a, b);
@@ -122,6 +128,8 @@ void emit_matmul(Writer& w, const std::vector<Operand>& in, const Operand& out, 
   w.line(call + ");");
   close_loops(w, loops);
 }
+
+namespace {
 
 // reshape: the same elements in row-major order. Contiguous operands copy flat; otherwise
 // each output element's row-major position is decomposed into the input's index.

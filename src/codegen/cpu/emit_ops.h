@@ -29,6 +29,11 @@ void emit_fused(Writer& w, const std::vector<Operand>& outs, const std::vector<O
 // out = in, converting storage and broadcasting.
 void emit_copy(Writer& w, const Operand& in, const Operand& out, bool parallel);
 
+// out = in[0] in[1] (matmul) or in[0] in[1] + in[2] in[3] (concat_matmul), batched.
+// `accumulate` (a C++ bool expression, serial only): out += the product when it holds.
+void emit_matmul(Writer& w, const std::vector<Operand>& in, const Operand& out, bool parallel,
+                 const std::string& accumulate = "");
+
 // out = op(in) for any operator of the table. Preconditions: the shapes are those ir::infer_type
 // gives; `out` does not overlap an input.
 void emit_op(Writer& w, ir::OpKind k, const ir::OpAttrs& a, const std::vector<Operand>& in,

@@ -1,5 +1,7 @@
 #include "codegen/cpu/generate_cpu.h"
 
+#include <algorithm>
+#include <map>
 #include <set>
 
 #include "codegen/cpu/emit_ops.h"
@@ -22,12 +24,17 @@ std::string args(const ir::KernelGraph& g, const ir::KernelOp& op) { return op_a
 class BlockEmitter {
  public:
   BlockEmitter(const ir::KernelGraph& g, const ir::KernelOp& op, Writer& w)
-      : g_(g), op_(op), bg_(*op.block), w_(w) {}
+      : g_(g), op_(op), bg_(*op.block), w_(w) {
+    plan_in_place();
+  }
 
   // Declares the buffers; returns the arena size in floats.
   int64_t declare_buffers() {
     int64_t offset = 0;
-    for (const ir::Tensor& t : bg_.tensors) {
+    for (size_t i = 0; i < bg_.tensors.size(); ++i) {
+      const ir::Tensor& t = bg_.tensors[i];
+      const auto id = static_cast<ir::TensorId>(i);
+      if (direct_.count(id) > 0 || accumulate_into_.count(id) > 0) continue;  // never stored
       w_.line("float* const " + shm(t) + " = smem + " + std::to_string(offset) + ";  // " +
               t.type.shape.to_string());
       offset += (t.type.shape.numel() + 15) / 16 * 16;  // 64-byte aligned tiles
@@ -35,28 +42,73 @@ class BlockEmitter {
     return offset;
   }
 
+  // The iterations [it_begin, it_end) of the block's for-loop: the loop-invariant loads before
+  // the first, the post-loop ops and savers after the last (the caller interleaves blocks).
   void body() {
     // Loop-invariant tiles (fmap = phi) are the same in every iteration: load them once.
+    w_.open("if (it_begin == 0)");
     for (const ir::BlockNode& n : bg_.nodes)
-      if (n.kind == BlockNodeKind::kInputIterator && n.fmap == ir::kReplica) emit_iterator(n);
-    w_.open("for (int64_t it = 0; it < " + std::to_string(bg_.forloop) + "; ++it)");
+      if (n.kind == BlockNodeKind::kInputIterator && n.fmap == ir::kReplica && !direct(n))
+        emit_iterator(n);
+    w_.close();
+    w_.open("for (int64_t it = it_begin; it < it_end; ++it)");
     for (const ir::BlockNode& n : bg_.nodes) {
-      if (n.kind == BlockNodeKind::kInputIterator && n.fmap != ir::kReplica) emit_iterator(n);
-      if (n.kind == BlockNodeKind::kAccumulator) emit_accumulator(n);
+      if (n.kind == BlockNodeKind::kInputIterator && n.fmap != ir::kReplica && !direct(n))
+        emit_iterator(n);
+      if (n.kind == BlockNodeKind::kAccumulator && fed_in_place_.count(n.outputs[0]) == 0)
+        emit_accumulator(n);
       if (is_op(n) && phase(n.outputs[0]) == ir::Phase::kInLoop) emit_node(n);
     }
     w_.close();
+    w_.open("if (it_end == " + std::to_string(bg_.forloop) + ")");
     for (const ir::BlockNode& n : bg_.nodes)
       if (is_op(n) && phase(n.outputs[0]) == ir::Phase::kPostLoop) emit_node(n);
     int saver = 0;
     for (const ir::BlockNode& n : bg_.nodes)
       if (n.kind == BlockNodeKind::kOutputSaver) emit_saver(n, saver++);
+    w_.close();
   }
 
  private:
   static bool is_op(const ir::BlockNode& n) {
     return n.kind == BlockNodeKind::kCompute || n.kind == BlockNodeKind::kThreadGraph;
   }
+  static bool is_matmul(const ir::BlockNode& n) {
+    if (n.kind != BlockNodeKind::kCompute) return false;
+    const ir::OpClass c = ir::op_info(n.op).cls;
+    return c == ir::OpClass::kMatmul || c == ir::OpClass::kConcatMatmul;
+  }
+
+  // Two copies the CPU does not need: an input iterator whose tile only matmuls read is read
+  // in place from device memory (the matmul packs and converts it anyway), and a matmul whose
+  // result only a sum-over-iterations accumulator (fmap = phi) reads adds into the accumulator.
+  void plan_in_place() {
+    std::vector<std::vector<const ir::BlockNode*>> users(bg_.tensors.size());
+    for (const ir::BlockNode& n : bg_.nodes)
+      for (ir::TensorId t : n.inputs) users[static_cast<size_t>(t)].push_back(&n);
+    for (const ir::BlockNode& n : bg_.nodes) {
+      if (n.kind == BlockNodeKind::kInputIterator) {
+        const auto& u = users[static_cast<size_t>(n.outputs[0])];
+        if (!u.empty() && std::all_of(u.begin(), u.end(), [](const ir::BlockNode* x) { return is_matmul(*x); }))
+          direct_.emplace(n.outputs[0], iterator_view(n));
+      }
+      if (is_matmul(n) && phase(n.outputs[0]) == ir::Phase::kInLoop) {
+        const auto& u = users[static_cast<size_t>(n.outputs[0])];
+        if (u.size() == 1 && u[0]->kind == BlockNodeKind::kAccumulator && u[0]->fmap == ir::kReplica) {
+          accumulate_into_.emplace(n.outputs[0], u[0]->outputs[0]);
+          fed_in_place_.insert(u[0]->outputs[0]);
+        }
+      }
+    }
+  }
+  bool direct(const ir::BlockNode& iterator) const { return direct_.count(iterator.outputs[0]) > 0; }
+
+  // A tensor as an operand: its device view when read in place, else its buffer.
+  Operand operand(ir::TensorId t) const {
+    const auto d = direct_.find(t);
+    return d != direct_.end() ? d->second : local(t);
+  }
+
   ir::Phase phase(ir::TensorId t) const { return bg_.phases[static_cast<size_t>(t)]; }
   const ir::Tensor& tensor(ir::TensorId t) const { return bg_.tensors[static_cast<size_t>(t)]; }
   Operand local(ir::TensorId t) const { return local_operand(shm(tensor(t)), tensor(t).type.shape); }
@@ -65,7 +117,8 @@ class BlockEmitter {
     return codegen::block_offsets(map, s, bg_.grid);
   }
 
-  void emit_iterator(const ir::BlockNode& n) {
+  // The tile an input iterator reads in iteration `it`, as a view of the device tensor.
+  Operand iterator_view(const ir::BlockNode& n) const {
     const ir::TensorId src = op_.inputs[static_cast<size_t>(n.input_index)];
     const Operand d = device_operand(dev(g_.tensor(src)), g_.tensor(src).type);
     const ir::Shape& tile = tensor(n.outputs[0]).type.shape;
@@ -73,9 +126,14 @@ class BlockEmitter {
     if (n.fmap != ir::kReplica)
       off[static_cast<size_t>(n.fmap)] =
           add_expr(off[static_cast<size_t>(n.fmap)], mul_expr("it", tile[n.fmap]));
+    return sub_view(d, tile, off);
+  }
+
+  void emit_iterator(const ir::BlockNode& n) {
+    const ir::TensorId src = op_.inputs[static_cast<size_t>(n.input_index)];
     w_.line("// " + tensor(n.outputs[0]).name + " = input_iterator(" + g_.tensor(src).name +
             ", imap=" + n.imap.to_string() + ", fmap=" + ir::map_target_name(n.fmap) + ")");
-    emit_copy(w_, sub_view(d, tile, off), local(n.outputs[0]), false);
+    emit_copy(w_, iterator_view(n), local(n.outputs[0]), false);
   }
 
   void emit_accumulator(const ir::BlockNode& n) {
@@ -105,11 +163,18 @@ class BlockEmitter {
     std::vector<Operand> in;
     std::string names;
     for (ir::TensorId t : n.inputs) {
-      in.push_back(local(t));
-      names += (names.empty() ? "" : ", ") + tensor(t).name;
+      in.push_back(operand(t));
+      names += (names.empty() ? "" : ", ") + tensor(t).name +
+               (direct_.count(t) > 0 ? " (read in place)" : "");
     }
     w_.line("// " + tensor(n.outputs[0]).name + " = " + std::string(ir::op_name(n.op)) + "(" +
             names + ")");
+    if (const auto acc = accumulate_into_.find(n.outputs[0]); acc != accumulate_into_.end()) {
+      w_.line("// ... added into " + tensor(acc->second).name + " = accumulator(" +
+              tensor(n.outputs[0]).name + ", fmap=phi)");
+      emit_matmul(w_, in, local(acc->second), false, "it > 0");
+      return;
+    }
     emit_op(w_, n.op, n.attrs, in, local(n.outputs[0]), false);
   }
 
@@ -157,6 +222,9 @@ class BlockEmitter {
   const ir::KernelOp& op_;
   const ir::BlockGraph& bg_;
   Writer& w_;
+  std::map<ir::TensorId, Operand> direct_;                  // iterator tiles read in place
+  std::map<ir::TensorId, ir::TensorId> accumulate_into_;    // matmul result -> its accumulator
+  std::set<ir::TensorId> fed_in_place_;                     // accumulators matmuls add into
 };
 
 void emit_graph_defined(Writer& w, const ir::KernelGraph& g, const ir::KernelOp& op,
@@ -166,22 +234,32 @@ void emit_graph_defined(Writer& w, const ir::KernelGraph& g, const ir::KernelOp&
   w.line("// graph_defined grid=[" + std::to_string(grid[0]) + ", " + std::to_string(grid[1]) +
          ", " + std::to_string(grid[2]) + "] forloop=" + std::to_string(bg.forloop));
   w.open("static void " + fn + "_block(int64_t bx, int64_t by, int64_t bz, " + params(g, op) +
-         ", float* smem)");
+         ", float* smem, int64_t it_begin, int64_t it_end)");
   w.line("(void)bx; (void)by; (void)bz;");
   BlockEmitter be(g, op, w);
   const int64_t floats = be.declare_buffers();
   be.body();
   w.close();
   w.blank();
+  // Blocks run in groups of adjacent blocks, one iteration of each in turn (mg::block_group):
+  // their tiles of an iteration usually lie side by side in memory, so the group reads longer
+  // runs of each row than one block's tile (the CPU's prefetchers follow runs, not tiles).
+  const std::string count = std::to_string(grid.count()), fl = std::to_string(bg.forloop);
   w.open("static void " + fn + "(" + params(g, op) + ")");
+  w.line("const int64_t group = mg::block_group(" + count + ", " + std::to_string(floats) + ", " +
+         fl + ");");
   w.line("#pragma omp parallel");
   w.open("");
-  w.line("float* const smem = mg::arena(" + std::to_string(floats) + ");");
+  w.line("float* const smem = mg::arena(group * " + std::to_string(floats) + ");");
   w.line("#pragma omp for schedule(static)");
-  w.open("for (int64_t b = 0; b < " + std::to_string(grid.count()) + "; ++b)");
+  w.open("for (int64_t b0 = 0; b0 < " + count + "; b0 += group)");
+  w.open("for (int64_t it = 0; it < " + fl + "; ++it)");
+  w.open("for (int64_t b = b0; b < b0 + group && b < " + count + "; ++b)");
   w.line(fn + "_block(b % " + std::to_string(grid[0]) + ", (b / " + std::to_string(grid[0]) +
          ") % " + std::to_string(grid[1]) + ", b / " + std::to_string(grid[0] * grid[1]) + ", " +
-         args(g, op) + ", smem);");
+         args(g, op) + ", smem + (b - b0) * " + std::to_string(floats) + ", it, it + 1);");
+  w.close();
+  w.close();
   w.close();
   w.close();
   w.close();

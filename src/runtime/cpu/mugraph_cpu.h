@@ -15,6 +15,9 @@
 #if defined(__AVX2__) || defined(__AVX512F__)
 #include <immintrin.h>
 #endif
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 namespace mg {
 
@@ -221,7 +224,14 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
         const int64_t row = r * kMR + i;
         if (row < rows) {
           const TA* src = t.a + (i0 + row) * t.am + k0 * t.ak;
-          for (int64_t k = 0; k < kc; ++k) dst[k * kMR + i] = ld(src[k * t.ak]);
+          int64_t k = 0;
+          if (t.ak == 1)  // convert kLanes at a time, then scatter into the packed layout
+            for (; k + kLanes <= kc; k += kLanes) {
+              alignas(64) float v[kLanes];
+              vstore(v, vload(src + k));
+              for (int l = 0; l < kLanes; ++l) dst[(k + l) * kMR + i] = v[l];
+            }
+          for (; k < kc; ++k) dst[k * kMR + i] = ld(src[k * t.ak]);
         } else {
           for (int64_t k = 0; k < kc; ++k) dst[k * kMR + i] = 0.f;
         }
@@ -229,10 +239,13 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
     }
     for (int64_t k = 0; k < kc; ++k) {
       const TB* row = t.b + (k0 + k) * t.bk + j0 * t.bn;
-      if (t.bn == 1 && k0 + k + kPrefetchRows < t.k) {
-        const char* p = reinterpret_cast<const char*>(row + kPrefetchRows * t.bk);
+      if (t.bn == 1) {  // also past this term's last row: a block's next iteration reads on
+        // (an address computed as an integer: a prefetch never faults, pointer arithmetic
+        // past an array would be undefined)
+        const uintptr_t p = reinterpret_cast<uintptr_t>(row) +
+                            static_cast<uintptr_t>(kPrefetchRows * t.bk) * sizeof(TB);
         for (int64_t off = 0; off < cols * static_cast<int64_t>(sizeof(TB)); off += 64)
-          __builtin_prefetch(p + off);
+          __builtin_prefetch(reinterpret_cast<const void*>(p + static_cast<uintptr_t>(off)));
       }
       int64_t jp = 0;
       if (t.bn == 1)
@@ -265,15 +278,22 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
 
 // C[i][j] = sum over terms t of sum_k A_t[i][k] B_t[k][j] for i in [i0, i1), j in [j0, j1),
 // at c[i*cm + j*cn]; at most kMC rows and kNC columns. Up to two terms (concat_matmul); a term
-// with k == 0 is skipped.
+// with k == 0 is skipped. `accumulate`: C += the product instead.
 template <class TC, class TA, class TB, class TA2, class TB2>
 inline void matmul_tile(int64_t i0, int64_t i1, int64_t j0, int64_t j1, TC* c, int64_t cm,
-                        int64_t cn, const Term<TA, TB>& t1, const Term<TA2, TB2>& t2) {
+                        int64_t cn, const Term<TA, TB>& t1, const Term<TA2, TB2>& t2,
+                        bool accumulate) {
   float* const cs = matmul_scratch();
   float* const ap = cs + kMC * kNC;
   float* const bp = ap + kKC * kMC;
   const int64_t rows = i1 - i0, cols = j1 - j0;
-  bool first = true;
+  bool first = !accumulate;
+  if (accumulate) {
+    const int64_t padded = (cols + kNR - 1) / kNR * kNR;  // the micro-kernel's full width
+    for (int64_t i = 0; i < (rows + kMR - 1) / kMR * kMR; ++i)
+      for (int64_t j = 0; j < padded; ++j)
+        cs[i * kNC + j] = i < rows && j < cols ? ld(c[(i0 + i) * cm + (j0 + j) * cn]) : 0.f;
+  }
   if (t1.k > 0) matmul_term(t1, i0, rows, j0, cols, cs, ap, bp, first);
   if (t2.k > 0) matmul_term(t2, i0, rows, j0, cols, cs, ap, bp, first);
   for (int64_t i = 0; i < rows; ++i) {
@@ -290,29 +310,56 @@ inline void matmul_tile(int64_t i0, int64_t i1, int64_t j0, int64_t j1, TC* c, i
   }
 }
 
-// C[m][n] = A B (+ A2 B2), serial: used inside a block (the grid is the parallel loop).
+#define MG_NO_TERM Term<TA2, TB2>{nullptr, 0, 0, nullptr, 0, 0, 0}
+
+// C[m][n] (+)= A B (+ A2 B2), serial: used inside a block (the grid is the parallel loop);
+// `accumulate`: add to C (a block's accumulator) instead of overwriting it.
 template <class TC, class TA, class TB, class TA2 = float, class TB2 = float>
-inline void matmul(int64_t m, int64_t n, TC* c, int64_t cm, int64_t cn, const Term<TA, TB>& t1,
-                   const Term<TA2, TB2>& t2 = Term<TA2, TB2>{nullptr, 0, 0, nullptr, 0, 0, 0}) {
+inline void matmul_into(bool accumulate, int64_t m, int64_t n, TC* c, int64_t cm, int64_t cn,
+                        const Term<TA, TB>& t1, const Term<TA2, TB2>& t2 = MG_NO_TERM) {
   for (int64_t j0 = 0; j0 < n; j0 += kNC)
     for (int64_t i0 = 0; i0 < m; i0 += kMC)
       matmul_tile(i0, i0 + kMC < m ? i0 + kMC : m, j0, j0 + kNC < n ? j0 + kNC : n, c, cm, cn, t1,
-                  t2);
+                  t2, accumulate);
+}
+
+// C[m][n] = A B (+ A2 B2), serial.
+template <class TC, class TA, class TB, class TA2 = float, class TB2 = float>
+inline void matmul(int64_t m, int64_t n, TC* c, int64_t cm, int64_t cn, const Term<TA, TB>& t1,
+                   const Term<TA2, TB2>& t2 = MG_NO_TERM) {
+  matmul_into(false, m, n, c, cm, cn, t1, t2);
 }
 
 // The same over all cores: tiles are independent, so they are shared out statically.
 template <class TC, class TA, class TB, class TA2 = float, class TB2 = float>
 inline void matmul_parallel(int64_t m, int64_t n, TC* c, int64_t cm, int64_t cn,
-                            const Term<TA, TB>& t1,
-                            const Term<TA2, TB2>& t2 = Term<TA2, TB2>{nullptr, 0, 0, nullptr, 0,
-                                                                      0, 0}) {
+                            const Term<TA, TB>& t1, const Term<TA2, TB2>& t2 = MG_NO_TERM) {
   const int64_t rt = (m + kMC - 1) / kMC, ct = (n + kNC - 1) / kNC;
 #pragma omp parallel for schedule(static)
   for (int64_t t = 0; t < rt * ct; ++t) {
     const int64_t i0 = (t % rt) * kMC, j0 = (t / rt) * kNC;
     matmul_tile(i0, i0 + kMC < m ? i0 + kMC : m, j0, j0 + kNC < n ? j0 + kNC : n, c, cm, cn, t1,
-                t2);
+                t2, false);
   }
+}
+#undef MG_NO_TERM
+
+// ---- block scheduling ----------------------------------------------------------------------
+// How many adjacent blocks of a graph-defined kernel a thread runs side by side, one for-loop
+// iteration of each in turn: up to 8, while every thread still gets a group and the group's
+// block buffers (`floats` each) stay within 256 KiB; 1 when there is no loop to interleave.
+inline int64_t block_group(int64_t blocks, int64_t floats, int64_t forloop) {
+#ifdef _OPENMP
+  const int64_t threads = omp_get_max_threads();
+#else
+  const int64_t threads = 1;
+#endif
+  if (forloop <= 1) return 1;
+  int64_t g = blocks / (threads > 0 ? threads : 1);
+  if (g > 8) g = 8;
+  const int64_t fit = (int64_t{256} << 10) / 4 / (floats > 0 ? floats : 1);
+  if (g > fit) g = fit;
+  return g > 1 ? g : 1;
 }
 
 // ---- per-thread scratch --------------------------------------------------------------------
