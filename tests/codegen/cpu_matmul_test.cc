@@ -47,17 +47,19 @@ struct Mat {
         value[static_cast<size_t>(i * c + j)] = mg::ld(x);
       }
   }
-  mg::Term<T, T> term(const Mat& b) const {
+  template <class U>
+  mg::Term<T, U> term(const Mat<U>& b) const {
     return {data.data(), s0, s1, b.data.data(), b.s0, b.s1, cols};
   }
 };
 
 // mode: 0 serial, 1 parallel, 2 serial accumulating into C (which holds 7 everywhere).
-template <class TC, class T>
+template <class TC, class T, class TB = T>
 void check(const Case& cs, int mode, std::mt19937& rng) {
   const bool parallel = mode == 1, accumulate = mode == 2;
   SCOPED_TRACE(describe(cs) + (parallel ? " parallel" : accumulate ? " accumulate" : " serial"));
-  const Mat<T> a(cs.m, cs.k, cs.a_transposed, rng), b(cs.k, cs.n, cs.b_transposed, rng);
+  const Mat<T> a(cs.m, cs.k, cs.a_transposed, rng);
+  const Mat<TB> b(cs.k, cs.n, cs.b_transposed, rng);
   const int64_t k2 = cs.k2 < 0 ? 0 : cs.k2;
   const Mat<T> a2(cs.m, k2, false, rng), b2(k2, cs.n, true, rng);
   const int64_t cm = cs.n + cs.c_pad;
@@ -85,8 +87,9 @@ void check(const Case& cs, int mode, std::mt19937& rng) {
         mag += std::fabs(x);
       }
       const double got = mg::ld(c[static_cast<size_t>(i * cm + j)]);
-      // f32 accumulation error, plus the output's own rounding (f16: 2^-11 relative).
-      const double out_eps = sizeof(TC) == 4 ? 0 : 0x1p-7 * std::fabs(want);
+      // f32 accumulation error, plus the output's own rounding (f16: 2^-11 relative; 2^-10
+      // leaves room for the accumulation error that rounding can double).
+      const double out_eps = sizeof(TC) == 4 ? 0 : 0x1p-10 * std::fabs(want);
       const double tol = 1e-5 * mag + out_eps + 1e-6;
       if (!(std::fabs(got - want) <= tol) && bad++ < 3)
         ADD_FAILURE() << "C[" << i << "][" << j << "] = " << got << ", want " << want;
@@ -139,6 +142,18 @@ TEST(CpuMatmul, F16MatchesNaiveLoops) {
   SKIP_IF_HOST_LACKS_ISA();
   std::mt19937 rng(2);
   for (const Case& c : cases()) check<mg::f16, mg::f16>(c, 0, rng);
+}
+
+// Mixed storage types, as a block's matmul reading one operand in place from device memory
+// (f16) and the other from its f32 buffer.
+TEST(CpuMatmul, MixedTypesMatchNaiveLoops) {
+  SKIP_IF_HOST_LACKS_ISA();
+  std::mt19937 rng(4);
+  for (const Case& c : cases()) {
+    check<float, mg::f16, float>(c, 2, rng);
+    check<float, float, mg::f16>(c, 0, rng);
+    check<mg::f16, mg::f16, mg::bf16>(c, 2, rng);
+  }
 }
 
 TEST(CpuMatmul, Bf16InF32OutMatchesNaiveLoops) {
