@@ -45,6 +45,7 @@ constexpr int kUserError = 1, kInternalError = 2, kMismatch = 3, kUnproved = 4,
 
 struct Options {
   std::string file, file_b, target = "h100", out, precision = "double";
+  bool min_blocks_given = false;  // else search::default_min_blocks(target)
   uint64_t seed = 0;
   bool json = false;
   // Default tolerance of `compare`: 1e-9 relative in double. Reorderings of sums (what fused
@@ -217,6 +218,7 @@ int cmd_expr(const Options& o) {
 search::SearchOptions search_options(const Options& o, const target::Target& t) {
   search::SearchOptions so = o.search;
   so.target = t;
+  if (!o.min_blocks_given) so.min_blocks = search::default_min_blocks(t);
   so.seed = o.seed;
   so.prune = !o.no_prune;
   so.max_states = static_cast<uint64_t>(std::max<int64_t>(0, o.max_states));
@@ -426,7 +428,7 @@ void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
   c->add_option("--max-kernel-op-inputs", o.search.max_kernel_op_inputs,
                 "inputs of one graph-defined op" + space + "4)");
   c->add_option("--grid-sizes", o.search.grid_sizes, "sizes a grid dim may take" + space + "1 2 4 ... 4096)")->expected(1, 64);
-  c->add_option("--min-blocks", o.search.min_blocks, "fewest blocks per grid" + space + "32)");
+  c->add_option("--min-blocks", o.search.min_blocks, "fewest blocks per grid" + space + "32 on a GPU target, 4 per core on cpu)");
   c->add_option("--max-blocks", o.search.max_blocks, "most blocks per grid" + space + "4096)");
   c->add_option("--max-grid-dims", o.search.max_grid_dims, "grid dims of size > 1" + space + "2)");
   c->add_option("--forloop", o.search.forloop_ranges, "for-loop ranges" + space + "1 4 16 64)")->expected(1, 16);
@@ -607,10 +609,12 @@ int main(int argc, char** argv) {
       if (*dot) return cmd_dot(o);
       if (*se) {
         plan_unless_space_given(se, o);
+        o.min_blocks_given = se->count("--min-blocks") > 0;
         return cmd_search(o);
       }
       if (*op) {
         plan_unless_space_given(op, o);
+        o.min_blocks_given = op->count("--min-blocks") > 0;
         if (op->count("--target") == 0) o.target = "cpu";  // the target this machine can measure
         return cmd_optimize(o);
       }

@@ -136,6 +136,7 @@ Optimized optimize(const ir::KernelGraph& program, const std::string& target_nam
   driver::OptimizeOptions o;
   if (progress) o.search.progress = driver::terminal_progress();
   o.search.target = find_target_or_raise(target_name);
+  o.search.min_blocks = search::default_min_blocks(o.search.target);
   apply_search_kwargs(o.search, kw);
   o.search.time_budget_s = time_budget > 0 ? time_budget
                            : o.search.plan ? search::kPlannedBudgetSeconds

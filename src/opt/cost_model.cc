@@ -34,6 +34,24 @@ std::pair<double, double> thread_flops(const ir::ThreadGraph& tg) {
   return {0.0, other};
 }
 
+// The share of the bandwidth a tile's reads get on a CPU: its contiguous run in the device
+// tensor (see the header), for row-major layouts; a strided layout runs one element at a time
+// except along its unit-stride dim.
+double cpu_run_share(const ir::TensorType& dev, const ir::Shape& tile) {
+  int64_t run = 1;
+  if (dev.is_row_major()) {
+    for (int d = tile.rank - 1; d >= 0; --d) {
+      run *= tile[d];
+      if (tile[d] != dev.shape[d]) break;
+    }
+  } else {
+    for (int d = 0; d < tile.rank; ++d)
+      if (dev.layout.strides[static_cast<size_t>(d)] == 1) run = tile[d];
+  }
+  const double bytes = static_cast<double>(run * dtype_bytes(dev.dtype));
+  return bytes / (bytes + 256.0);
+}
+
 // Bytes, FLOPs and blocks of one graph-defined kernel.
 void block_cost(const ir::KernelGraph& g, const ir::KernelOp& op, const target::Target& t,
                 KernelCost& c) {
@@ -53,13 +71,19 @@ void block_cost(const ir::KernelGraph& g, const ir::KernelOp& op, const target::
         int64_t chunk = dev.shape.numel();
         for (int gd = 0; gd < 3; ++gd)
           if (n.imap[gd] != ir::kReplica) chunk /= bg.grid[gd];
-        c.bytes += chunk * dtype_bytes(dev.dtype) * c.blocks;
+        const int64_t b = chunk * dtype_bytes(dev.dtype) * c.blocks;
+        c.bytes += b;
+        c.slow_bytes += t.kind == target::Kind::kCpu
+                            ? static_cast<double>(b) /
+                                  cpu_run_share(dev, bg.tensors[static_cast<size_t>(out0)].type.shape)
+                            : static_cast<double>(b);
         break;
       }
       case ir::BlockNodeKind::kOutputSaver: {
         const ir::TensorType& dev = g.tensor(op.outputs[static_cast<size_t>(saver++)]).type;
         const int64_t tile = bg.tensors[static_cast<size_t>(n.inputs[0])].type.shape.numel();
         c.bytes += tile * dtype_bytes(dev.dtype) * c.blocks;
+        c.slow_bytes += static_cast<double>(tile * dtype_bytes(dev.dtype) * c.blocks);
         break;
       }
       case ir::BlockNodeKind::kAccumulator: {
@@ -97,7 +121,11 @@ void block_cost(const ir::KernelGraph& g, const ir::KernelOp& op, const target::
     }
   }
   const double n_sm = static_cast<double>(t.sm_count);
-  c.occupancy = (blocks + n_sm) / blocks;
+  // A GPU overlaps waves of blocks (eq. 5's smooth factor); a CPU's cores take the blocks in
+  // equal static shares, so only a partial last round costs: ceil(blocks / cores) rounds.
+  c.occupancy = t.kind == target::Kind::kCpu
+                    ? std::ceil(blocks / n_sm) * n_sm / blocks
+                    : (blocks + n_sm) / blocks;
 }
 
 }  // namespace
@@ -149,6 +177,7 @@ Cost estimate(const ir::KernelGraph& g, const target::Target& t) {
         c.bytes += g.tensor(id).type.bytes();
       }
       for (ir::TensorId id : op.outputs) c.bytes += g.tensor(id).type.bytes();
+      c.slow_bytes = static_cast<double>(c.bytes);
       const auto [mm, other] = op_flops(op.op, in, g.tensor(op.outputs[0]).type.shape);
       c.matmul_flops = mm;
       c.other_flops = other;
@@ -158,7 +187,7 @@ Cost estimate(const ir::KernelGraph& g, const target::Target& t) {
       c.compute_s = mm / (same ? peak_for(g.tensor(op.inputs[0]).type.dtype, t) : t.peak_flops_f32) +
                     other / t.peak_flops_f32;
     }
-    c.memory_s = static_cast<double>(c.bytes) / t.memory_bandwidth;
+    c.memory_s = c.slow_bytes / t.memory_bandwidth;
     c.total_s = (c.memory_s + c.compute_s) * c.occupancy + t.kernel_launch_s;
     cost.bytes += c.bytes;
     cost.flops += c.matmul_flops + c.other_flops;

@@ -13,7 +13,8 @@
 //               + other FLOPs / peak_f32                                            (eq. 4)
 //   T         = (T_mem + T_comp) * (N_block + N_SM) / N_block                       (eq. 5)
 //             the occupancy slowdown: a grid of few blocks leaves SMs idle and a partial last
-//             wave; many blocks amortize it (factor -> 1).
+//             wave; many blocks amortize it (factor -> 1). On a CPU target, whose cores take
+//             equal static shares of the blocks: ceil(N_block / cores) * cores / N_block.
 // Predefined kernels read their inputs and write their outputs once (vendor kernels reach full
 // occupancy, factor 1). FLOPs: 2 m n k per matmul (both terms of concat_matmul), one per
 // element of an element-wise op (exp and sqrt included: the model ranks, it does not predict
@@ -24,6 +25,11 @@
 // Every kernel, predefined or graph-defined, also costs the target's kernel_launch_s (launch
 // and the wait for the kernel before it): without it a chain of small vendor kernels would
 // rank level with one fused kernel.
+// On a CPU target an iterator's bytes cost more when its tile reads short runs: a run of r
+// contiguous bytes (the tile's trailing dims as far as they span the device tensor's) moves at
+// r / (r + 256) of the bandwidth, the prefetchers' ramp measured on this project's machine
+// (reading 32 MiB in tiles 64 B / 512 B / 2 KiB / 8 KiB wide ran at 0.35 / 0.67 / 0.81 / 1.0 of
+// the contiguous rate). T_mem counts these slower bytes (`memory_s`), `bytes` the real ones.
 // The graph's time is the sum of its kernels' (kernels run one after another).
 #pragma once
 
@@ -40,6 +46,7 @@ struct KernelCost {
   bool graph_defined = false;
   int64_t blocks = 1;
   int64_t bytes = 0;        // device <-> shared memory traffic
+  double slow_bytes = 0;    // bytes weighted by their runs' bandwidth (CPU), else = bytes
   double matmul_flops = 0;  // at the tensor-core / dtype peak
   double other_flops = 0;   // at the f32 peak
   double memory_s = 0, compute_s = 0;
