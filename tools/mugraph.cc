@@ -35,6 +35,7 @@
 #include "support/memory.h"
 #include "support/transport.h"
 #include "result_cache_cli.h"
+#include "runtime/cpu_jit.h"
 
 namespace {
 
@@ -493,6 +494,8 @@ int run_mpi_rank(Transport& mpi, CLI::App* se, CLI::App* op, Options& o) {
 }
 
 int main(int argc, char** argv) {
+  // Before any thread starts: libgomp's wait policy comes from the environment it loads with.
+  mugraph::runtime::init_openmp();
   // First, before anything reads argv: MPI may take its own arguments out of it.
   auto joined = join_mpi(&argc, &argv);
   if (!joined.ok()) {

@@ -18,6 +18,7 @@
 #include "ir/json.h"
 #include "ir/ops.h"
 #include "ir/text.h"
+#include "runtime/cpu_jit.h"
 #include "search/plan.h"
 #include "target/target.h"
 
@@ -245,6 +246,7 @@ class CpuKernel {
 
 PYBIND11_MODULE(_mugraph, m) {
   m.doc() = "mugraph's C++ driver (use the mugraph package, not this module)";
+  runtime::init_openmp();  // at import, before this package starts threads (see cpu_jit.h)
   g_error = PyErr_NewException("mugraph.Error", PyExc_ValueError, nullptr);
   m.attr("Error") = py::handle(g_error);
 

@@ -22,7 +22,12 @@ namespace {
 // OpenMP's worker threads outlive a module: unloading the last module would unmap libgomp
 // under them (a crash when they wake). Pinned once; modules themselves may be unloaded.
 void* libgomp() {
-  static void* const gomp = dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+  static void* const gomp = [] {
+    // libgomp reads its wait policy once, when it loads (see init_openmp in the header).
+    if (std::getenv("OMP_WAIT_POLICY") == nullptr && std::getenv("GOMP_SPINCOUNT") == nullptr)
+      setenv("GOMP_SPINCOUNT", "1000", 0);
+    return dlopen("libgomp.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NODELETE);
+  }();
   return gomp;
 }
 
@@ -51,6 +56,8 @@ int idle_cores(double window_s) {
   const double idle = static_cast<double>(i1 - i0) / static_cast<double>(t1 - t0) * cores;
   return std::clamp(static_cast<int>(std::lround(idle)), 1, cores);
 }
+
+void init_openmp() { (void)libgomp(); }
 
 void set_cpu_threads(int n) {
   using SetFn = void (*)(int);

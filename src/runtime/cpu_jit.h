@@ -38,6 +38,16 @@ int idle_cores(double window_s = 0.1);
 // core, OpenMP's default). Applies to every CpuModule (libgomp is shared by all).
 void set_cpu_threads(int n);
 
+// Loads libgomp for the modules (once; the first module load does it too). Unless the user set
+// OMP_WAIT_POLICY or GOMP_SPINCOUNT, idle OpenMP threads spin 1000 rounds before they sleep,
+// not libgomp's 300000: a thread spinning at a barrier on a core another process also runs on
+// steals the time its team waits for (measured on the unfused RMSNorm+MatMul, 2 threads, one
+// core busy with `yes`: median 6.3 ms and p90 16 ms with libgomp's default, 4.9 / 5.1 ms with
+// 1000; 2.35 vs 2.39 ms on a quiet machine; bench/cpu/busy_neighbour.py). It sets the variable
+// in this process's environment, so call it before starting threads (the CLI's main and the
+// Python module's import do).
+void init_openmp();
+
 class CpuModule {
  public:
   CpuModule(const CpuModule&) = delete;

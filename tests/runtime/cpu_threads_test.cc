@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdlib>
+#include <string>
 #include <thread>
 
 #include "runtime/cpu_jit.h"
@@ -25,6 +27,23 @@ TEST(CpuThreads, IdleCoresSeesABusyThread) {
   stop = true;
   spin.join();
   EXPECT_LE(busy, cores - 1) << "one core spins; " << busy << " of " << cores << " reported idle";
+}
+
+// libgomp loads with a short spin before idle threads sleep, unless the user chose a policy
+// (bench/cpu/busy_neighbour.py measures why).
+TEST(CpuThreads, OpenMpSpinsBrieflyUnlessTheUserChose) {
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  const char* spin = std::getenv("GOMP_SPINCOUNT");
+  const std::string user_spin = spin ? spin : "";
+  const bool chosen = policy != nullptr || spin != nullptr;
+  init_openmp();
+  const char* now = std::getenv("GOMP_SPINCOUNT");
+  if (chosen) {
+    EXPECT_EQ(now ? std::string(now) : "", user_spin) << "the user's setting is kept";
+  } else {
+    ASSERT_NE(now, nullptr);
+    EXPECT_STREQ(now, "1000");
+  }
 }
 
 }  // namespace
