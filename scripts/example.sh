@@ -10,12 +10,14 @@ ex="$root/examples"
 "$mg" check "$ex/rms_norm_matmul.fused.mu"
 "$mg" run "$ex/rms_norm_matmul.fused.mu"
 "$mg" compare "$ex/rms_norm_matmul.mu" "$ex/rms_norm_matmul.fused.mu"
-# Optimize the plain program end to end on this machine's CPU within 20 s in all: search (45% of
-# it), rank the candidates with the cost model, JIT-compile and time the top 8 next to the
-# program, certify the winner; the report, best.mu/.json, best_cpu.cc and the search results land in
-# build/optimize_rms_norm_matmul. A second run is answered from the result cache (MUGRAPH_NO_CACHE=1 searches again).
-"$mg" optimize "$ex/rms_norm_matmul.mu" --target cpu --max-kernel-ops 1 --max-block-ops 9 \
-  --time-budget 20 --quiet --out "${BUILD_DIR:-$root/build}/optimize_rms_norm_matmul"
+# Optimize the plain program end to end on this machine's CPU within 30 s in all, no search flags
+# (the space is planned from the program): search (45% of it), rank the candidates with the cost
+# model, JIT-compile and time the top 8 next to the program, certify the winner (on this project's
+# 2-core machine, 2026-11-26: a fused kernel, 1.12x the program, VERIFIED); the report,
+# best.mu/.json, best_cpu.cc and the search results land in build/optimize_rms_norm_matmul. A
+# second run is answered from the result cache (MUGRAPH_NO_CACHE=1 searches again).
+"$mg" optimize "$ex/rms_norm_matmul.mu" --target cpu --time-budget 30 --quiet \
+  --out "${BUILD_DIR:-$root/build}/optimize_rms_norm_matmul"
 # The same from Python (issue 21): build RMSNorm+MatMul with mugraph.Graph, superoptimize it on
 # the CPU (answered from the result cache on a second run), call it on torch tensors.
 PYTHONPATH="${BUILD_DIR:-$root/build}/python" "${VENV:-$root/.venv}/bin/python" "$root/examples/python/quickstart.py"
