@@ -162,7 +162,8 @@ void emit_reshape(Writer& w, const Operand& in, const Operand& out, bool paralle
 }  // namespace
 
 std::string scalar_expr(ir::OpKind k, const ir::OpAttrs& a, const std::vector<std::string>& x) {
-  static const MathNames math{"std::exp", "std::sqrt", "std::erf", "std::max"};
+  // mg::exp: the device library's vectorizable exp (runtime/cpu/mugraph_cpu.h).
+  static const MathNames math{"mg::exp", "std::sqrt", "std::erf", "std::max"};
   return codegen::scalar_expr(k, a, x, math);
 }
 

@@ -91,6 +91,36 @@ inline bf16 st<bf16>(float x) {
   return bf16{static_cast<uint16_t>(b)};
 }
 
+// ---- math -----------------------------------------------------------------------------------
+// e^x in f32 for the generated element-wise loops, branch-free so that they vectorize (glibc's
+// expf is a call per element unless -ffast-math, which the JIT does not use): Cody-Waite
+// reduction x = n ln2 + r with |r| <= ln2/2, a degree-6 Taylor polynomial (remainder below
+// 1.2e-7 relative), then 2^n applied in two steps so that subnormal results stay exact. Within
+// 3 ulp of e^x on every float (tests/codegen/cpu_library_test.cc); inf, -inf, NaN and overflow
+// as std::exp. 0.31 against 1.92 ns per element for std::exp on this project's machine.
+inline float exp(float x) {
+  const float xc = x < -104.f ? -104.f : (x > 89.f ? 89.f : x);
+  const float n = (xc * 1.44269504088896341f + 12582912.f) - 12582912.f;  // round to nearest
+  float r = xc - n * 0.693145751953125f;     // ln2's high bits: n * this is exact
+  r = r - n * 1.428606765330187045e-6f;      // ln2's low bits
+  float p = 1.f / 720.f;
+  p = p * r + 1.f / 120.f;
+  p = p * r + 1.f / 24.f;
+  p = p * r + 1.f / 6.f;
+  p = p * r + 0.5f;
+  p = p * r + 1.f;
+  p = p * r + 1.f;
+  const int32_t ni = static_cast<int32_t>(n);
+  const int32_t n1 = ni / 2, n2 = ni - n1;  // each within the normal exponents
+  const uint32_t b1 = static_cast<uint32_t>(n1 + 127) << 23;
+  const uint32_t b2 = static_cast<uint32_t>(n2 + 127) << 23;
+  float s1, s2;
+  std::memcpy(&s1, &b1, sizeof s1);
+  std::memcpy(&s2, &b2, sizeof s2);
+  const float v = p * s1 * s2;
+  return x != x ? x : (x > 88.72283935546875f ? __builtin_inff() : v);
+}
+
 // ---- tile algorithms -----------------------------------------------------------------------
 // One product term of a matmul: A[m][k] at a[m*am + k*ak], B[k][n] at b[k*bk + n*bn].
 template <class TA, class TB>
