@@ -90,6 +90,7 @@ void emit_sum(Writer& w, const ir::OpAttrs& a, const Operand& in, const Operand&
 // Batched matmul (and concat_matmul's two terms) through the device library's tiled matmul.
 void emit_matmul(Writer& w, const std::vector<Operand>& in, const Operand& out, bool parallel,
                  const std::string& accumulate) {
+  MG_CHECK(!parallel || accumulate.empty(), "an accumulating matmul runs inside a block (serial)");
   const bool concat = in.size() == 4;
   const Operand& a = in[0];
   const Operand& b = concat ? in[2] : in[1];

@@ -340,13 +340,12 @@ inline void matmul_tile(int64_t i0, int64_t i1, int64_t j0, int64_t j1, TC* c, i
   }
 }
 
-#define MG_NO_TERM Term<TA2, TB2>{nullptr, 0, 0, nullptr, 0, 0, 0}
 
 // C[m][n] (+)= A B (+ A2 B2), serial: used inside a block (the grid is the parallel loop);
 // `accumulate`: add to C (a block's accumulator) instead of overwriting it.
 template <class TC, class TA, class TB, class TA2 = float, class TB2 = float>
 inline void matmul_into(bool accumulate, int64_t m, int64_t n, TC* c, int64_t cm, int64_t cn,
-                        const Term<TA, TB>& t1, const Term<TA2, TB2>& t2 = MG_NO_TERM) {
+                        const Term<TA, TB>& t1, const Term<TA2, TB2>& t2 = {}) {
   for (int64_t j0 = 0; j0 < n; j0 += kNC)
     for (int64_t i0 = 0; i0 < m; i0 += kMC)
       matmul_tile(i0, i0 + kMC < m ? i0 + kMC : m, j0, j0 + kNC < n ? j0 + kNC : n, c, cm, cn, t1,
@@ -356,14 +355,14 @@ inline void matmul_into(bool accumulate, int64_t m, int64_t n, TC* c, int64_t cm
 // C[m][n] = A B (+ A2 B2), serial.
 template <class TC, class TA, class TB, class TA2 = float, class TB2 = float>
 inline void matmul(int64_t m, int64_t n, TC* c, int64_t cm, int64_t cn, const Term<TA, TB>& t1,
-                   const Term<TA2, TB2>& t2 = MG_NO_TERM) {
+                   const Term<TA2, TB2>& t2 = {}) {
   matmul_into(false, m, n, c, cm, cn, t1, t2);
 }
 
 // The same over all cores: tiles are independent, so they are shared out statically.
 template <class TC, class TA, class TB, class TA2 = float, class TB2 = float>
 inline void matmul_parallel(int64_t m, int64_t n, TC* c, int64_t cm, int64_t cn,
-                            const Term<TA, TB>& t1, const Term<TA2, TB2>& t2 = MG_NO_TERM) {
+                            const Term<TA, TB>& t1, const Term<TA2, TB2>& t2 = {}) {
   const int64_t rt = (m + kMC - 1) / kMC, ct = (n + kNC - 1) / kNC;
 #pragma omp parallel for schedule(static)
   for (int64_t t = 0; t < rt * ct; ++t) {
@@ -372,7 +371,6 @@ inline void matmul_parallel(int64_t m, int64_t n, TC* c, int64_t cm, int64_t cn,
                 t2, false);
   }
 }
-#undef MG_NO_TERM
 
 // ---- block scheduling ----------------------------------------------------------------------
 // How many adjacent blocks of a graph-defined kernel a thread runs side by side, one for-loop
