@@ -6,6 +6,7 @@
 #                                    (git-ignored), for the device tool to carry
 #   bash bench/gpu/run.sh [--time-budget S] [--runs N] [--target h100|h200]
 #                         [--test-filter GTEST_FILTER] [--step-timeout S] [--only "NAME ..."]
+#                         [--python]
 #                                    on the GPU machine (device tool: carry [".gpu"]): runs the
 #                                    GPU execution tests, then for the six paper benchmarks at
 #                                    paper shapes `mugraph optimize --target T` (search, then
@@ -14,6 +15,10 @@
 #                                    bench/gpu/torch_ref.py); prints one table of ratios and the
 #                                    achieved bandwidth against the measured copy bandwidth.
 #                                    Writes everything under $OUT (or build/bench_gpu).
+#                                    --python: then builds the Python package's extension for
+#                                    that machine's python3 (from the carried static libraries)
+#                                    and runs python/tests/test_cuda.py (CUDA tensors, torch's
+#                                    stream, CUDA graphs, the torch.compile backend on the GPU).
 #
 # The binaries carry absolute paths to examples/ and tests/data/ of this checkout; on the GPU
 # machine the script links the checkout to that same path.
@@ -27,6 +32,12 @@ if [ "${1:-}" = "--pack" ]; then
   strip --strip-debug -o "$root/.gpu/mugraph" "$root/build/mugraph"
   strip --strip-debug -o "$root/.gpu/gpu_test" "$root/build/tests/gpu_test"
   cp -L "$(ldd "$root/build/mugraph" | awk '/libz3/ {print $3}')" "$root/.gpu/lib/"
+  # For --python: the libraries the extension links (no debug info), in link order.
+  mkdir -p "$root/.gpu/static"
+  for l in driver search runtime codegen opt expr verify ir target support; do
+    strip --strip-debug -o "$root/.gpu/static/libmg_$l.a" "$root/build/src/$l/libmg_$l.a"
+  done
+  cp -L /usr/lib/x86_64-linux-gnu/libsqlite3.so.0 "$root/.gpu/lib/"
   echo "$root" > "$root/.gpu/built_at"
   du -sh "$root/.gpu"
   exit 0
@@ -37,6 +48,7 @@ target=h100
 filter="*"
 step=600
 only="rms_norm_matmul gated_mlp gqa lora ntrans qknorm_attention"
+python=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --time-budget) budget="$2"; shift 2 ;;
@@ -45,6 +57,7 @@ while [ $# -gt 0 ]; do
     --test-filter) filter="$2"; shift 2 ;;   # gtest filter for the GPU tests (all by default)
     --step-timeout) step="$2"; shift 2 ;;    # seconds for each step (tests, each optimize, torch)
     --only) only="$2"; shift 2 ;;            # the benchmarks to run (space-separated names)
+    --python) python=1; shift ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
@@ -104,3 +117,28 @@ print("%-18s %11.1f %11.1f %11s %11s %8.2fx %8.2fx %8.0f %7.0f%%  %s" % (
 PY
 done
 echo "# ceilings: copy $(python3 -c "import json;c=json.load(open('$out/ceilings.json'));print('%.0f GB/s, f16 matmul %.0f TFLOP/s' % (c['copy_bytes_per_s']/1e9, c['f16_flops_per_s']/1e12))")"
+if [ "$python" = 1 ]; then
+  echo "== Python package on CUDA tensors (python/tests/test_cuda.py)"
+  py="$(mktemp -d)"
+  mkdir -p "$py/mugraph"
+  cp "$root"/python/mugraph/*.py "$py/mugraph/"
+  ext="$(python3 -c "import sysconfig; print(sysconfig.get_config_var('EXT_SUFFIX'))")"
+  s="$root/.gpu/static"
+  timeout "$step" g++ -std=c++20 -O1 -fPIC -shared -fvisibility=hidden -I"$root/src" \
+    -isystem "$(python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])")" \
+    -isystem "$(python3 -c "import pybind11; print(pybind11.get_include())")" \
+    "$root/python/src/module.cc" -o "$py/mugraph/_mugraph$ext" "$s/libmg_driver.a" \
+    -L"$root/.gpu/lib" -l:libsqlite3.so.0 "$s/libmg_search.a" "$s/libmg_runtime.a" \
+    "$s/libmg_codegen.a" "$s/libmg_opt.a" "$s/libmg_expr.a" -l:libz3.so.4 "$s/libmg_verify.a" \
+    "$s/libmg_ir.a" "$s/libmg_target.a" "$s/libmg_support.a" -ldl
+  set +e
+  PYTHONPATH="$py" timeout "$step" python3 -m pytest -q -s -rs -p no:cacheprovider \
+    "$root/python/tests/test_cuda.py" 2>&1 | tee "$out/pytest_cuda.log"
+  rc="${PIPESTATUS[0]}"
+  set -e
+  if [ "$rc" = 0 ] && grep -q "skipped" "$out/pytest_cuda.log"; then
+    echo "Python CUDA tests SKIPPED on a GPU machine" >&2
+    rc=1
+  fi
+  exit "$rc"
+fi

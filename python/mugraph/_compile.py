@@ -9,7 +9,9 @@ into a program (from_torch), superoptimizes it (result cache included) and repla
 by a call of the result; everything else stays with PyTorch. Dynamo recompiles on new shapes and
 calls the backend again. `backend.report()` lists the regions replaced and those kept, and why.
 
-CPU only for now (the result runs through mugraph's CPU JIT); inference only (no autograd through
+target="cpu" for models on the CPU (the results run through mugraph's CPU JIT); a GPU target
+(a100, h100, h200) for models on CUDA tensors (the results' CUDA code runs on torch's current
+stream; the search measures on the GPU when one is there). Inference only (no autograd through
 the replaced regions: a graph whose inputs require grad is left to PyTorch, and the report says so).
 """
 from . import _mugraph
@@ -53,9 +55,9 @@ class Backend:
     """A torch.compile backend: `torch.compile(model, backend=mg.backend(target="cpu"))`."""
 
     def __init__(self, target="cpu", time_budget=None, cache=True, **options):
-        if target != "cpu":
-            raise _mugraph.Error("mg.backend(target=%r): only target='cpu' runs from torch.compile "
-                                 "for now (CUDA tensors are not supported yet)" % (target,))
+        if target not in _mugraph.targets():
+            raise _mugraph.Error("mg.backend(target=%r): unknown target (known: %s)"
+                                 % (target, ", ".join(_mugraph.targets())))
         self.target, self.time_budget, self.cache, self.options = target, time_budget, cache, options
         self.regions = []   # one dict per region seen: name, ops, replaced, chosen, why, ...
         self.left_to_torch = []  # per graph: the ops outside every region (PyTorch runs them)

@@ -1,8 +1,13 @@
-"""What superoptimize returns, callable on tensors (numpy arrays or torch CPU tensors)."""
+"""What superoptimize returns, callable on tensors: numpy arrays or torch CPU tensors (the CPU
+JIT), or torch CUDA tensors (the CUDA code for the result's GPU target, on torch's current
+stream)."""
 from . import _mugraph
 
 # mugraph dtype -> (numpy dtype name or None, torch dtype attribute name)
 _DTYPES = {"f16": ("float16", "float16"), "bf16": (None, "bfloat16"), "f32": ("float32", "float32")}
+
+
+_GPU_TARGETS = ("a100", "h100", "h200")
 
 
 def _is_torch(x):
@@ -28,9 +33,8 @@ def _pointer(x, spec, index):
     np_name, torch_name = _DTYPES[dtype]
     if _is_torch(x):
         import torch
-        if x.device.type != "cpu":
-            raise _mugraph.Error("%s: a %s; expected a CPU tensor (CUDA tensors are not supported "
-                                 "yet: move it with .cpu())" % (where, _describe(x)))
+        if x.device.type not in ("cpu", "cuda"):
+            raise _mugraph.Error("%s: a %s; expected a CPU or CUDA tensor" % (where, _describe(x)))
         if x.dtype != getattr(torch, torch_name):
             raise _mugraph.Error("%s: dtype %s, expected %s (torch.%s)"
                                  % (where, str(x.dtype).replace("torch.", ""), want, torch_name))
@@ -80,15 +84,33 @@ def _row_major(shape):
     return tuple(reversed(out))
 
 
-def _alloc(spec, use_torch):
-    """An output buffer for graph output `spec`, in the graph's layout."""
+def _device(tensors):
+    """The torch CUDA device all inputs are on, or None when all are on the CPU; mixing the two
+    is an error naming the first input that differs."""
+    first = None
+    for i, x in enumerate(tensors):
+        d = x.device if _is_torch(x) else None
+        on_cuda = d is not None and d.type == "cuda"
+        if first is None:
+            first = (i, d if on_cuda else None)
+            continue
+        if (d if on_cuda else None) != first[1]:
+            raise _mugraph.Error("input %d: a %s, but input %d is a %s; all inputs must be on the "
+                                 "same device" % (i, _describe(x), first[0],
+                                                  _describe(tensors[first[0]])))
+    return None if first is None else first[1]
+
+
+def _alloc(spec, use_torch, device=None):
+    """An output buffer for graph output `spec`, in the graph's layout (on `device`, a torch
+    CUDA device, if given)."""
     name, dtype, shape, strides = spec
     np_name, torch_name = _DTYPES[dtype]
     size = 1 + sum((n - 1) * s for n, s in zip(shape, strides)) if all(shape) else 0
-    if use_torch or np_name is None:
+    if use_torch or np_name is None or device is not None:
         import torch
         t = torch.empty_strided(tuple(shape), tuple(strides), dtype=getattr(torch, torch_name),
-                                device="cpu")
+                                device=device if device is not None else "cpu")
         return t, t.data_ptr()
     import numpy as np
     flat = np.empty(max(size, 1), dtype=np_name)
@@ -109,14 +131,20 @@ class Result:
     source      the generated source of `best` (C++ for cpu, CUDA for GPU targets)
     from_cache  answered from the persistent result cache (no search ran)
     cache_note  what the result cache did, when something is worth saying
-    result(*tensors) runs `best` on the CPU: numpy arrays or torch CPU tensors, in the
-    program's input order; returns its outputs (torch tensors if any input was one).
+    result(*tensors) runs `best`, in the program's input order: on the CPU for numpy arrays
+    or torch CPU tensors, returning its outputs (torch tensors if any input was one); on the GPU
+    for torch CUDA tensors (all on one device) when the target is a GPU (a100, h100, h200):
+    the generated CUDA, compiled by nvcc for the device's compute capability, enqueued on
+    torch's current stream without a synchronization, outputs allocated by torch on that
+    device (so torch.cuda graphs and streams work as with any torch op).
     """
 
     def __init__(self, program, optimized):
         self.program = program
         self._o = optimized
         self._kernel = None
+        self._cuda = {}  # device index -> _mugraph.CudaKernel
+        self._checked_cuda = False
 
     best = property(lambda self: self._o.best)
     chosen = property(lambda self: self._o.chosen)
@@ -174,12 +202,22 @@ class Result:
         tensors = self._arguments(tensors)
         ins, outs = self.best.inputs(), self.best.outputs()
         ptrs = [_pointer(x, spec, i) for i, (x, spec) in enumerate(zip(tensors, ins))]
-        use_torch = any(_is_torch(x) for x in tensors)
-        results = [_alloc(spec, use_torch) for spec in outs]
-        if self._kernel is None:
-            self._kernel = _mugraph.CpuKernel(self.best)
-        self._kernel.run(ptrs, [p for _, p in results])
-        outs = tuple(r for r, _ in results)
+        device = _device(tensors)
+        if device is not None:
+            outs = self._run_cuda(device, ptrs, outs)
+            if self._checked_cuda:
+                return outs
+            import torch
+            if torch.cuda.is_current_stream_capturing():
+                return outs
+            self._checked_cuda = True  # once: the check synchronizes with the device
+        else:
+            use_torch = any(_is_torch(x) for x in tensors)
+            results = [_alloc(spec, use_torch) for spec in outs]
+            if self._kernel is None:
+                self._kernel = _mugraph.CpuKernel(self.best)
+            self._kernel.run(ptrs, [p for _, p in results])
+            outs = tuple(r for r, _ in results)
         for (name, *_), o in zip(self.best.outputs(), outs):
             bad = _non_finite(o)
             if bad:
@@ -188,3 +226,28 @@ class Result:
                               "storage type? mugraph's softmax subtracts no max: large logits "
                               "overflow)" % (name, bad), stacklevel=2)
         return outs
+
+    def _run_cuda(self, device, ptrs, outs):
+        """Enqueues `best` on torch's current stream of `device`; returns the outputs."""
+        import torch
+        if self.target not in _GPU_TARGETS:
+            raise _mugraph.Error("the inputs are CUDA tensors, but this result was optimized for "
+                                 "target '%s': superoptimize(..., target='h100' (or a100, h200)) "
+                                 "runs on CUDA tensors; or move the inputs with .cpu()"
+                                 % self.target)
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        kernel = self._cuda.get(index)
+        if kernel is None:
+            major, minor = torch.cuda.get_device_capability(index)
+            kernel = _mugraph.CudaKernel(self.best, self.target, 10 * major + minor)
+            self._cuda[index] = kernel
+        results = [_alloc(spec, True, torch.device("cuda", index)) for spec in outs]
+        ws_bytes = kernel.workspace_bytes()
+        # From torch's caching allocator, in stream order: freed when this call's kernels are
+        # done with it, as torch frees its own temporaries.
+        ws = torch.empty(ws_bytes, dtype=torch.uint8, device=torch.device("cuda", index)) \
+            if ws_bytes > 0 else None
+        stream = torch.cuda.current_stream(index)
+        kernel.run(ptrs, [p for _, p in results], 0 if ws is None else ws.data_ptr(),
+                   stream.cuda_stream, index)
+        return tuple(r for r, _ in results)

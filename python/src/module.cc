@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "driver/cpu_backend.h"
+#include "driver/cuda_backend.h"
 #include "driver/driver.h"
 #include "driver/optimize.h"
 #include "driver/progress.h"
@@ -19,6 +20,7 @@
 #include "ir/ops.h"
 #include "ir/text.h"
 #include "runtime/cpu_jit.h"
+#include "runtime/cuda_jit.h"
 #include "search/plan.h"
 #include "target/target.h"
 
@@ -242,6 +244,51 @@ class CpuKernel {
   std::mutex mu_;
 };
 
+// A uGraph compiled for a GPU target with nvcc (cached on disk) for one compute capability, run
+// on device pointers and a stream the caller owns: PyTorch's current stream and its allocator
+// (python/mugraph/_result.py). Needs no GPU to construct; run() needs the caller's device.
+class CudaKernel {
+ public:
+  CudaKernel(const ir::KernelGraph& g, const std::string& target, int arch) : g_(g) {
+    const target::Target t = find_target_or_raise(target);
+    Result<std::unique_ptr<runtime::CudaLibrary>> lib = [&]() -> Result<std::unique_ptr<runtime::CudaLibrary>> {
+      py::gil_scoped_release release;  // nvcc takes seconds
+      MG_ASSIGN_OR_RETURN(codegen::Module m, driver::generate_cuda({{"graph", &g_}}, t));
+      runtime::CudaJitOptions jit = driver::default_cuda_jit_options();
+      jit.archs = {arch};
+      MG_ASSIGN_OR_RETURN(std::string path, runtime::compile_cuda(m, jit));
+      return runtime::CudaLibrary::open(path, m);
+    }();
+    lib_ = value_or_raise(std::move(lib));
+  }
+  int64_t workspace_bytes() const { return lib_->module().entries.at(0).workspace_bytes; }
+  // Device pointers as integers, in the graph's input / output order (checked by the caller),
+  // a workspace of workspace_bytes(), the cudaStream_t and the device they belong to. Enqueues
+  // the kernels and returns; launch errors raise.
+  void run(const std::vector<uintptr_t>& in, const std::vector<uintptr_t>& out, uintptr_t workspace,
+           uintptr_t stream, int device) {
+    if (in.size() != g_.inputs.size() || out.size() != g_.outputs.size())
+      raise("CudaKernel.run: expected " + std::to_string(g_.inputs.size()) + " inputs and " +
+            std::to_string(g_.outputs.size()) + " outputs");
+    std::vector<const void*> i(in.size());
+    std::vector<void*> o(out.size());
+    for (size_t k = 0; k < in.size(); ++k) i[k] = reinterpret_cast<const void*>(in[k]);
+    for (size_t k = 0; k < out.size(); ++k) o[k] = reinterpret_cast<void*>(out[k]);
+    Status s;
+    {
+      py::gil_scoped_release release;
+      s = lib_->set_device(device);
+      if (s.ok())
+        s = lib_->run(0, i, o, reinterpret_cast<void*>(workspace), reinterpret_cast<void*>(stream));
+    }
+    ok_or_raise(s);
+  }
+
+ private:
+  ir::KernelGraph g_;
+  std::unique_ptr<runtime::CudaLibrary> lib_;
+};
+
 }  // namespace
 
 PYBIND11_MODULE(_mugraph, m) {
@@ -362,4 +409,8 @@ PYBIND11_MODULE(_mugraph, m) {
   py::class_<CpuKernel>(m, "CpuKernel")
       .def(py::init<const ir::KernelGraph&>())
       .def("run", &CpuKernel::run);
+  py::class_<CudaKernel>(m, "CudaKernel")
+      .def(py::init<const ir::KernelGraph&, const std::string&, int>())
+      .def("workspace_bytes", &CudaKernel::workspace_bytes)
+      .def("run", &CudaKernel::run);
 }

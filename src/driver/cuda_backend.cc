@@ -55,6 +55,27 @@ Result<std::unique_ptr<runtime::CudaModule>> load_cuda(
   return runtime::load_cuda_module(m, jit, std::move(device));
 }
 
+Result<std::vector<std::unique_ptr<runtime::CudaModule>>> load_cuda_each(
+    const std::vector<codegen::NamedGraph>& graphs, const target::Target& t,
+    const runtime::CudaJitOptions& jit, std::shared_ptr<runtime::CudaDevice> device) {
+  std::vector<codegen::Module> ms;
+  for (const codegen::NamedGraph& g : graphs) {
+    MG_ASSIGN_OR_RETURN(codegen::Module m, generate_cuda({g}, t));
+    ms.push_back(std::move(m));
+  }
+  runtime::CudaJitOptions own = jit;
+  own.archs.clear();  // load_cuda_module adds the device's: the same flags, so a cache hit
+  runtime::CudaJitOptions with_device = own;
+  with_device.archs.push_back(device->sm_arch());
+  MG_RETURN_IF_ERROR(runtime::compile_cuda_each(ms, with_device).status());
+  std::vector<std::unique_ptr<runtime::CudaModule>> mods;
+  for (const codegen::Module& m : ms) {
+    MG_ASSIGN_OR_RETURN(auto mod, runtime::load_cuda_module(m, own, device));
+    mods.push_back(std::move(mod));
+  }
+  return mods;
+}
+
 std::vector<const void*> GpuBuffers::in() const {
   std::vector<const void*> v;
   for (const runtime::DeviceBuffer& b : inputs) v.push_back(b.data());

@@ -29,6 +29,13 @@ Result<std::unique_ptr<runtime::CudaModule>> load_cuda(
     const std::vector<codegen::NamedGraph>& graphs, const target::Target& t,
     const runtime::CudaJitOptions& jit, std::shared_ptr<runtime::CudaDevice> device);
 
+// Each graph in a module of its own, compiled at once (one nvcc per graph, as many as the cores)
+// for `device`'s architecture alone, then loaded: entry 0 of module i computes graphs[i]. What
+// the optimizer measures: one module of many graphs is one long serial nvcc run.
+Result<std::vector<std::unique_ptr<runtime::CudaModule>>> load_cuda_each(
+    const std::vector<codegen::NamedGraph>& graphs, const target::Target& t,
+    const runtime::CudaJitOptions& jit, std::shared_ptr<runtime::CudaDevice> device);
+
 // A graph's buffers on the GPU: inputs from make_buffers(g, seed, inputs_as) uploaded, outputs
 // filled with 0xFF bytes (NaN in f16, bf16 and f32) so that unwritten elements are caught.
 struct GpuBuffers {

@@ -295,7 +295,7 @@ Status measure_gpu(OptimizeReport& r, const OptimizeOptions& o,
                    const std::shared_ptr<runtime::CudaDevice>& dev, const Deadline& dl) {
   runtime::CudaJitOptions jit = o.cuda_jit;
   if (!dl.none()) jit.time_limit_s = std::max(0.1, dl.left());
-  MG_ASSIGN_OR_RETURN(auto mod, load_cuda(module_graphs(r), r.target, jit, dev));
+  MG_ASSIGN_OR_RETURN(auto mods, load_cuda_each(module_graphs(r), r.target, jit, dev));
   r.notes.push_back("measured on " + dev->name() + " (sm_" + std::to_string(dev->sm_arch()) +
                     "), CUDA events per sample" +
                     (o.cuda_graphs ? ", launched as CUDA graphs" : ""));
@@ -303,7 +303,7 @@ Status measure_gpu(OptimizeReport& r, const OptimizeOptions& o,
   be.tolerance = gpu_tolerance(r.program.graph);
   be.device = dev->name();
   be.program_error = [&]() -> Result<double> {
-    MG_ASSIGN_OR_RETURN(auto diffs, check_gpu(*mod, 0, r.program.graph, o.seed, dev));
+    MG_ASSIGN_OR_RETURN(auto diffs, check_gpu(*mods[0], 0, r.program.graph, o.seed, dev));
     double m = 0;
     for (const OutputDiff& d : diffs)  // NaN (the program overflows) shows, not dropped by max
       m = std::isnan(d.max_rel) ? d.max_rel : std::max(m, d.max_rel);
@@ -313,13 +313,13 @@ Status measure_gpu(OptimizeReport& r, const OptimizeOptions& o,
   be.run = [&](size_t i, const ir::KernelGraph& g) -> Result<Outputs> {
     MG_ASSIGN_OR_RETURN(GpuBuffers b, make_gpu_buffers(g, o.seed, dev, &r.program.graph));
     bufs[i] = std::make_unique<GpuBuffers>(std::move(b));
-    MG_RETURN_IF_ERROR(mod->run(i, bufs[i]->in(), bufs[i]->out()));
+    MG_RETURN_IF_ERROR(mods[i]->run(0, bufs[i]->in(), bufs[i]->out()));
     MG_RETURN_IF_ERROR(bufs[i]->download(*dev));
     return values(bufs[i]->host.outputs);
   };
   // One sample: CudaDevice::time's median of 1 event-timed batch (after its own warm-up launch).
   be.sample = [&](size_t i) -> Result<double> {
-    return mod->time(i, bufs[i]->in(), bufs[i]->out(), 1, o.cuda_graphs);
+    return mods[i]->time(0, bufs[i]->in(), bufs[i]->out(), 1, o.cuda_graphs);
   };
   return measure(r, be, o, dl);
 }

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -34,6 +35,13 @@ std::pair<int, std::string> shell(const std::string& cmd) {
   return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
 }
 
+// A temporary file name's suffix unique to this process and call: threads of one process may
+// compile (and write the shared headers) at the same time.
+std::string tmp_suffix() {
+  static std::atomic<uint64_t> next{0};
+  return ".tmp" + std::to_string(getpid()) + "." + std::to_string(next++);
+}
+
 std::string hex(uint64_t v) {
   char buf[17];
   std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
@@ -52,15 +60,19 @@ Status write_file(const fs::path& p, const std::string& text) {
   return {};
 }
 
-// Writes `text` to `p` unless it is there, through a temporary name.
-Status write_once(const fs::path& p, const std::string& text) {
-  if (fs::exists(p)) return {};
-  const fs::path tmp = p.string() + ".tmp" + std::to_string(getpid());
+// Writes `text` to `p` through a temporary name (readers never see half a file).
+Status write_atomically(const fs::path& p, const std::string& text) {
+  const fs::path tmp = p.string() + tmp_suffix();
   MG_RETURN_IF_ERROR(write_file(tmp, text));
   std::error_code ec;
   fs::rename(tmp, p, ec);
   if (ec) return error("cannot move ", tmp.string(), " to ", p.string(), ": ", ec.message());
   return {};
+}
+
+// Writes `text` to `p` unless it is there.
+Status write_once(const fs::path& p, const std::string& text) {
+  return fs::exists(p) ? Status{} : write_atomically(p, text);
 }
 
 }  // namespace
@@ -95,8 +107,8 @@ Result<Compiled> compile_cached(const CompileRequest& r) {
   const auto t0 = std::chrono::steady_clock::now();
   for (const auto& [name, text] : r.headers) MG_RETURN_IF_ERROR(write_once(inc / name, text));
   const fs::path src = dir / (hex(key) + r.extension);
-  MG_RETURN_IF_ERROR(write_file(src, r.source));
-  const std::string tmp = c.path + ".tmp" + std::to_string(getpid());
+  MG_RETURN_IF_ERROR(write_atomically(src, r.source));
+  const std::string tmp = c.path + tmp_suffix();
   // Under a time limit the compiler runs under coreutils' timeout (TERM, then KILL 2 s later).
   const std::string limit =
       r.time_limit_s > 0 ? "timeout -k 2 " + std::to_string(std::max(0.1, r.time_limit_s)) + " " : "";

@@ -3,7 +3,10 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 
 #include "runtime/compile_cache.h"
 
@@ -52,20 +55,80 @@ Result<std::string> compile_cuda(const codegen::Module& m, const CudaJitOptions&
   return c.path;
 }
 
-CudaModule::~CudaModule() {
-  workspaces_.clear();
+Result<std::vector<std::string>> compile_cuda_each(const std::vector<codegen::Module>& ms,
+                                                   const CudaJitOptions& o, int jobs) {
+  std::vector<std::string> paths(ms.size());
+  std::mutex mu;
+  Status first_error;  // of the lowest-numbered module that failed
+  size_t error_at = ms.size();
+  std::atomic<size_t> next{0};
+  std::atomic<bool> failed{false};
+  auto work = [&] {
+    for (size_t i; !failed && (i = next++) < ms.size();) {
+      Result<std::string> p = compile_cuda(ms[i], o);
+      if (p.ok()) {
+        paths[i] = std::move(p).value();
+        continue;
+      }
+      failed = true;
+      std::lock_guard<std::mutex> lock(mu);
+      if (i < error_at) error_at = i, first_error = p.status();
+    }
+  };
+  if (jobs <= 0) jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (int t = 1; t < std::min<int>(jobs, static_cast<int>(ms.size())); ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  if (failed) return first_error;
+  return paths;
+}
+
+CudaLibrary::~CudaLibrary() {
   if (handle_ != nullptr) dlclose(handle_);
 }
 
-Status CudaModule::run(size_t index, const std::vector<const void*>& in,
-                       const std::vector<void*>& out) {
+Result<std::unique_ptr<CudaLibrary>> CudaLibrary::open(const std::string& path,
+                                                       const codegen::Module& m) {
+  std::unique_ptr<CudaLibrary> lib(new CudaLibrary());
+  lib->module_ = m;
+  lib->path_ = path;
+  lib->handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (lib->handle_ == nullptr) return error("cannot load ", path, ": ", dlerror());
+  lib->error_string_ = reinterpret_cast<ErrorFn>(dlsym(lib->handle_, "mg_error_string"));
+  if (lib->error_string_ == nullptr) return error(path, " has no mg_error_string");
+  lib->set_device_ = reinterpret_cast<SetDeviceFn>(dlsym(lib->handle_, "mg_set_device"));
+  if (lib->set_device_ == nullptr) return error(path, " has no mg_set_device");
+  for (const codegen::Module::Entry& e : m.entries) {
+    void* f = dlsym(lib->handle_, e.symbol.c_str());
+    if (f == nullptr) return error(path, " has no entry '", e.symbol, "'");
+    lib->fns_.push_back(reinterpret_cast<EntryFn>(f));
+  }
+  return lib;
+}
+
+Status CudaLibrary::set_device(int ordinal) const {
+  const int rc = set_device_(ordinal);
+  if (rc != 0) return error("cudaSetDevice(", ordinal, "): ", error_string_(rc), " (code ", rc, ")");
+  return {};
+}
+
+Status CudaLibrary::run(size_t index, const std::vector<const void*>& in,
+                        const std::vector<void*>& out, void* workspace, void* stream) const {
   if (index >= fns_.size()) return error("module has no entry #", index);
   const codegen::Module::Entry& e = module_.entries[index];
   MG_RETURN_IF_ERROR(codegen::check_entry_args(e, in.size(), out.size()));
-  const int rc = fns_[index](const_cast<void* const*>(in.data()), out.data(),
-                             workspaces_[index].data(), device_->stream());
+  const int rc = fns_[index](const_cast<void* const*>(in.data()), out.data(), workspace, stream);
   if (rc != 0) return error(e.symbol, ": ", error_string_(rc), " (code ", rc, ")");
   return {};
+}
+
+CudaModule::~CudaModule() = default;
+
+Status CudaModule::run(size_t index, const std::vector<const void*>& in,
+                       const std::vector<void*>& out) {
+  if (index >= workspaces_.size()) return error("module has no entry #", index);
+  return library_->run(index, in, out, workspaces_[index].data(), device_->stream());
 }
 
 Result<double> CudaModule::time(size_t index, const std::vector<const void*>& in,
@@ -80,17 +143,9 @@ Result<std::unique_ptr<CudaModule>> load_cuda_module(const codegen::Module& m,
   with_device.archs.push_back(device->sm_arch());
   MG_ASSIGN_OR_RETURN(const std::string path, compile_cuda(m, with_device));
   std::unique_ptr<CudaModule> mod(new CudaModule());
-  mod->module_ = m;
-  mod->path_ = path;
   mod->device_ = device;
-  mod->handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (mod->handle_ == nullptr) return error("cannot load ", path, ": ", dlerror());
-  mod->error_string_ = reinterpret_cast<CudaModule::ErrorFn>(dlsym(mod->handle_, "mg_error_string"));
-  if (mod->error_string_ == nullptr) return error(path, " has no mg_error_string");
+  MG_ASSIGN_OR_RETURN(mod->library_, CudaLibrary::open(path, m));
   for (const codegen::Module::Entry& e : m.entries) {
-    void* f = dlsym(mod->handle_, e.symbol.c_str());
-    if (f == nullptr) return error(path, " has no entry '", e.symbol, "'");
-    mod->fns_.push_back(reinterpret_cast<CudaModule::EntryFn>(f));
     MG_ASSIGN_OR_RETURN(DeviceBuffer ws, DeviceBuffer::make(device, static_cast<size_t>(e.workspace_bytes)));
     mod->workspaces_.push_back(std::move(ws));
   }

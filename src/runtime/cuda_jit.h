@@ -33,6 +33,40 @@ const std::vector<std::pair<std::string, std::string>>& device_library_files();
 // Compiles `m` (or finds it in the cache); returns the shared object's path.
 Result<std::string> compile_cuda(const codegen::Module& m, const CudaJitOptions& o);
 
+// A compiled module opened with dlopen: its entries, mg_error_string and mg_set_device. Needs
+// no CudaDevice: the caller passes device pointers, a workspace of the entry's workspace_bytes
+// and a stream (CudaModule's own, or PyTorch's current stream in the Python package).
+class CudaLibrary {
+ public:
+  CudaLibrary(const CudaLibrary&) = delete;
+  CudaLibrary& operator=(const CudaLibrary&) = delete;
+  ~CudaLibrary();
+  // Loads the shared object at `path`, compiled from `m`; errors name a missing symbol.
+  static Result<std::unique_ptr<CudaLibrary>> open(const std::string& path, const codegen::Module& m);
+
+  // Makes device `ordinal` current for the module's CUDA runtime (it keeps its own, per thread).
+  Status set_device(int ordinal) const;
+  // Enqueues entry `index` on `stream` (a cudaStream_t; nullptr: the legacy default stream).
+  // Errors carry the module's message for the entry's return code (a CUDA or cuBLAS error).
+  Status run(size_t index, const std::vector<const void*>& in, const std::vector<void*>& out,
+             void* workspace, void* stream) const;
+
+  const codegen::Module& module() const { return module_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  CudaLibrary() = default;
+  using EntryFn = int (*)(void* const*, void* const*, void*, void*);
+  using ErrorFn = const char* (*)(int);
+  using SetDeviceFn = int (*)(int);
+  codegen::Module module_;
+  std::string path_;
+  void* handle_ = nullptr;
+  std::vector<EntryFn> fns_;
+  ErrorFn error_string_ = nullptr;
+  SetDeviceFn set_device_ = nullptr;
+};
+
 class CudaModule {
  public:
   CudaModule(const CudaModule&) = delete;
@@ -47,24 +81,23 @@ class CudaModule {
   Result<double> time(size_t index, const std::vector<const void*>& in,
                       const std::vector<void*>& out, int runs, bool use_graph);
 
-  const codegen::Module& module() const { return module_; }
-  const std::string& path() const { return path_; }
+  const codegen::Module& module() const { return library_->module(); }
+  const std::string& path() const { return library_->path(); }
 
  private:
   friend Result<std::unique_ptr<CudaModule>> load_cuda_module(const codegen::Module&,
                                                               const CudaJitOptions&,
                                                               std::shared_ptr<CudaDevice>);
   CudaModule() = default;
-  using EntryFn = int (*)(void* const*, void* const*, void*, void*);
-  using ErrorFn = const char* (*)(int);
-  codegen::Module module_;
-  std::string path_;
-  void* handle_ = nullptr;
-  std::vector<EntryFn> fns_;
-  ErrorFn error_string_ = nullptr;
-  std::vector<DeviceBuffer> workspaces_;
+  std::unique_ptr<CudaLibrary> library_;
+  std::vector<DeviceBuffer> workspaces_;  // after library_: freed while the module is loaded
   std::shared_ptr<CudaDevice> device_;
 };
+
+// compile_cuda for each module at once (up to `jobs` nvcc processes; 0: one per core): the
+// shared objects' paths, in order; the first error stops the rest.
+Result<std::vector<std::string>> compile_cuda_each(const std::vector<codegen::Module>& ms,
+                                                   const CudaJitOptions& o, int jobs = 0);
 
 // Compiles `m` for o.archs plus the device's architecture and loads it on `device`.
 Result<std::unique_ptr<CudaModule>> load_cuda_module(const codegen::Module& m,

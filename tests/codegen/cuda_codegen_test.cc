@@ -196,6 +196,28 @@ TEST(CudaCodegen, FusedRmsNormIsOneKernelWithTensorCoreOperandsAndDoubleBufferin
   EXPECT_EQ(count("cublasGemm"), 0u);  // no cuBLAS call
 }
 
+// A kernel-level sum along a contiguous row is spread over a block per output (GQA's 4096-long
+// softmax rows: 512 outputs, 512 blocks, a block reduction in 128 bytes of shared memory) or a
+// warp per output (RMSNorm's 4096-long rows would also take blocks; a 64-long row a warp), not
+// one thread reading a row serially. The host harness runs both forms (HostCudaExamples).
+TEST(CudaCodegen, KernelLevelSumsSpreadALongRowOverABlockOrAWarp) {
+  const ir::KernelGraph gqa = testing::load_example("gqa");
+  auto m = driver::generate_cuda({{"graph", &gqa}}, target::h100());
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  EXPECT_NE(m->source.find("mg::block_sum(acc, "), std::string::npos) << m->source;
+  EXPECT_NE(m->source.find("_kernel<<<512, 256, 128, stream>>>"), std::string::npos) << m->source;
+  auto g = ir::parse_graph(
+      "input X : f16[16, 64]\ninput Y : f32[64, 16]\n"
+      "S = sum(X, dim=1, group=64)\nT = sum(Y, dim=0, group=64)\noutput S, T\n");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto w = driver::generate_cuda({{"graph", &*g}}, target::h100());
+  ASSERT_TRUE(w.ok()) << w.status().message();
+  EXPECT_NE(w->source.find("mg::warp_sum(acc)"), std::string::npos) << w->source;
+  EXPECT_NE(w->source.find("_kernel<<<2, 256, 0, stream>>>"), std::string::npos) << w->source;
+  // Y's column sums read along a strided dim: one thread per output (coalesced across threads).
+  EXPECT_NE(w->source.find("for (int g = 0; g < 64; ++g)"), std::string::npos) << w->source;
+}
+
 TEST(CudaCodegen, PredefinedMatmulGoesThroughCublas) {
   const ir::KernelGraph g = testing::load_example("lora");
   auto m = driver::generate_cuda({{"graph", &g}}, target::h100());
@@ -243,6 +265,29 @@ TEST(CudaJit, CompileErrorShowsTheLogAndTheSource) {
   ASSERT_FALSE(so.ok());
   EXPECT_NE(so.status().message().find("compiling generated CUDA code failed"), std::string::npos);
   EXPECT_NE(so.status().message().find(".cu"), std::string::npos);
+}
+
+TEST(CudaJit, CompileEachCompilesEveryModuleAndReportsTheFirstError) {
+  MG_SKIP_WITHOUT_NVCC();
+  runtime::CudaJitOptions o = test_cuda_jit();
+  o.archs = {80};
+  std::vector<codegen::Module> ms(3);
+  for (size_t i = 0; i < ms.size(); ++i)
+    ms[i].source = "__global__ void k" + std::to_string(i) + "(float* x) { x[0] = " +
+                   std::to_string(i) + "; }\n";
+  auto paths = runtime::compile_cuda_each(ms, o, 2);
+  ASSERT_TRUE(paths.ok()) << paths.status().message();
+  ASSERT_EQ(paths->size(), 3u);
+  for (const std::string& p : *paths) EXPECT_TRUE(std::filesystem::exists(p)) << p;
+  EXPECT_NE((*paths)[0], (*paths)[1]);
+  EXPECT_NE((*paths)[1], (*paths)[2]);
+  // Modules 1 and 2 fail: the error is module 1's, whichever nvcc finished first.
+  ms[1].source = "#error first_broken_module\n";
+  ms[2].source = "#error second_broken_module\n";
+  auto bad = runtime::compile_cuda_each(ms, o, 3);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("first_broken_module"), std::string::npos)
+      << bad.status().message();
 }
 
 }  // namespace

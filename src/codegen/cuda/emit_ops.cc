@@ -45,39 +45,71 @@ std::vector<std::string> open_elements(Writer& w, const ir::Shape& shape, Loop l
   return idx;
 }
 
-// sum(dim, group): out[.., o, ..] = sum_{g < group} in[.., o*group + g, ..]. Inside a block,
-// a reduction along the input's stride-1 dim runs one warp per output (lanes read consecutive
-// elements, then a shuffle reduction); otherwise one thread per output.
+// Declares the per-dim indices o0..o{r-1} of output element `o` (row-major decomposition, as
+// open_elements); returns their names.
+std::vector<std::string> output_index(Writer& w, const ir::Shape& shape, const std::string& ty) {
+  std::vector<std::string> idx;
+  int64_t inner = 1;
+  std::vector<int64_t> stride(static_cast<size_t>(shape.rank));
+  for (int d = shape.rank - 1; d >= 0; --d) {
+    stride[static_cast<size_t>(d)] = inner;
+    inner *= shape[d];
+  }
+  for (int d = 0; d < shape.rank; ++d) {
+    if (shape[d] == 1) {
+      idx.push_back("0");
+      continue;
+    }
+    const std::string v = "o" + std::to_string(d);
+    w.line("const " + ty + " " + v + " = (o / " + std::to_string(stride[static_cast<size_t>(d)]) +
+           ") % " + std::to_string(shape[d]) + ";");
+    idx.push_back(v);
+  }
+  return idx;
+}
+
+// How a sum is spread: a warp per output for a reduction along the input's stride-1 dim of
+// 32..255 elements (lanes read consecutive elements, then a shuffle reduction), a whole block
+// per output from 256 elements on at the kernel level (a grid of them: one thread per output
+// would read a 4096-long row serially), else one thread per output.
+enum class SumForm { kThread, kWarp, kBlock };
+SumForm sum_form(const ir::OpAttrs& a, const Operand& in, Loop loop) {
+  if (in.strides[static_cast<size_t>(a.dim)] != 1 || a.group < 32) return SumForm::kThread;
+  return loop == Loop::kGrid && a.group >= 256 ? SumForm::kBlock : SumForm::kWarp;
+}
+
+// sum(dim, group): out[.., o, ..] = sum_{g < group} in[.., o*group + g, ..], spread per
+// sum_form.
 void emit_sum(Writer& w, const ir::OpAttrs& a, const Operand& in, const Operand& out, Loop loop) {
   const size_t dim = static_cast<size_t>(a.dim);
   const std::string grp = std::to_string(a.group);
-  if (loop == Loop::kBlock && in.strides[dim] == 1 && a.group >= 32) {
+  const SumForm form = sum_form(a, in, loop);
+  if (form != SumForm::kThread) {
     const int64_t n = out.shape.numel();
-    w.open("for (int o = threadIdx.x / 32; o < " + std::to_string(n) + "; o += blockDim.x / 32)");
-    // Decompose the output index like open_elements, with `o` as the linear index.
-    std::vector<std::string> idx;
-    int64_t inner = 1;
-    std::vector<int64_t> stride(static_cast<size_t>(out.shape.rank));
-    for (int d = out.shape.rank - 1; d >= 0; --d) {
-      stride[static_cast<size_t>(d)] = inner;
-      inner *= out.shape[d];
+    const bool grid = loop == Loop::kGrid;
+    const std::string ty = grid ? "int64_t" : "int";
+    if (form == SumForm::kBlock) {
+      w.line("extern __shared__ __align__(128) unsigned char smem[];");
+      w.open("for (int64_t o = blockIdx.x; o < " + std::to_string(n) + "; o += gridDim.x)");
+    } else if (grid) {
+      w.open("for (int64_t o = (int64_t(blockIdx.x) * blockDim.x + threadIdx.x) / 32; o < " +
+             std::to_string(n) + "; o += int64_t(gridDim.x) * blockDim.x / 32)");
+    } else {
+      w.open("for (int o = threadIdx.x / 32; o < " + std::to_string(n) + "; o += blockDim.x / 32)");
     }
-    for (int d = 0; d < out.shape.rank; ++d) {
-      if (out.shape[d] == 1) {
-        idx.push_back("0");
-        continue;
-      }
-      const std::string v = "o" + std::to_string(d);
-      w.line("const int " + v + " = (o / " + std::to_string(stride[static_cast<size_t>(d)]) +
-             ") % " + std::to_string(out.shape[d]) + ";");
-      idx.push_back(v);
-    }
+    const std::vector<std::string> idx = output_index(w, out.shape, ty);
     std::vector<std::string> src = idx;
     src[dim] = add_expr(mul_expr(idx[dim], a.group), "g");
     w.line("float acc = 0.f;");
-    w.line("for (int g = threadIdx.x % 32; g < " + grp + "; g += 32) acc += " + load(in, src) + ";");
-    w.line("acc = mg::warp_sum(acc);");
-    w.line("if (threadIdx.x % 32 == 0) " + store(out, idx, "acc"));
+    if (form == SumForm::kBlock) {
+      w.line("for (int g = threadIdx.x; g < " + grp + "; g += blockDim.x) acc += " + load(in, src) + ";");
+      w.line("acc = mg::block_sum(acc, reinterpret_cast<float*>(smem));");
+      w.line("if (threadIdx.x == 0) " + store(out, idx, "acc"));
+    } else {
+      w.line("for (int g = threadIdx.x % 32; g < " + grp + "; g += 32) acc += " + load(in, src) + ";");
+      w.line("acc = mg::warp_sum(acc);");
+      w.line("if (threadIdx.x % 32 == 0) " + store(out, idx, "acc"));
+    }
     w.close();
     return;
   }
@@ -188,6 +220,17 @@ void emit_reshape(Writer& w, const Operand& in, const Operand& out, Loop loop) {
 }
 
 }  // namespace
+
+GridWork grid_work(ir::OpKind k, const ir::OpAttrs& a, const std::vector<Operand>& in,
+                   int block_threads) {
+  if (ir::op_info(k).cls != ir::OpClass::kSum) return {};
+  switch (sum_form(a, in[0], Loop::kGrid)) {
+    case SumForm::kThread: return {};
+    case SumForm::kWarp: return {32, 0};
+    case SumForm::kBlock: return {block_threads, 32 * 4};
+  }
+  return {};
+}
 
 std::string scalar_expr(ir::OpKind k, const ir::OpAttrs& a, const std::vector<std::string>& x) {
   static const MathNames math{"expf", "sqrtf", "erff", "fmaxf"};

@@ -42,4 +42,14 @@ void emit_matmul_tile(Writer& w, const std::vector<Operand>& in, const Operand& 
 void emit_op(Writer& w, ir::OpKind k, const ir::OpAttrs& a, const std::vector<Operand>& in,
              const Operand& out, Loop loop);
 
+// How a kernel-level op (Loop::kGrid) distributes its work: `per_output` threads per output
+// element (1, or a warp or a whole block for a long contiguous sum), and the dynamic shared
+// memory each block needs (a block sum's 32 partial sums). The launch sizes the grid from it.
+struct GridWork {
+  int64_t per_output = 1;
+  int64_t smem_bytes = 0;
+};
+GridWork grid_work(ir::OpKind k, const ir::OpAttrs& a, const std::vector<Operand>& in,
+                   int block_threads);
+
 }  // namespace mugraph::codegen::cuda

@@ -507,9 +507,11 @@ void emit_predefined(Writer& w, const ir::KernelGraph& g, const ir::KernelOp& op
          "_kernel(" + params(g, op) + ")");
   emit_op(w, op.op, op.attrs, in, out, Loop::kGrid);
   w.close();
+  const GridWork work = grid_work(op.op, op.attrs, in, kGridThreads);
   w.open("static int " + fn + "(cudaStream_t stream, " + params(g, op) + ")");
-  w.line(fn + "_kernel<<<" + grid_blocks(out_t.type.shape.numel()) + ", " +
-         std::to_string(kGridThreads) + ", 0, stream>>>(" + args(g, op) + ");");
+  w.line(fn + "_kernel<<<" + grid_blocks(out_t.type.shape.numel() * work.per_output) + ", " +
+         std::to_string(kGridThreads) + ", " + std::to_string(work.smem_bytes) + ", stream>>>(" +
+         args(g, op) + ");");
   w.line("return static_cast<int>(cudaGetLastError());");
   w.close();
 }
@@ -571,6 +573,10 @@ const char* kHelpers = R"(namespace {
 }
 
 }  // namespace
+
+// Makes a device current for this module's CUDA runtime (a caller with its own runtime, such as
+// PyTorch, says which device its pointers and stream belong to).
+extern "C" int mg_set_device(int ordinal) { return static_cast<int>(cudaSetDevice(ordinal)); }
 
 // What an entry's non-zero return code means.
 extern "C" const char* mg_error_string(int code) {

@@ -58,4 +58,17 @@ __device__ __forceinline__ float warp_sum(float v) {
   return v;
 }
 
+// The sum of v over the block's threads (blockDim.x a multiple of 32, at most 1024), returned
+// to every thread. `scratch`: 32 floats of shared memory, free on entry and again on return.
+// Every thread adds the warps' partial sums in the same order: the same value everywhere.
+__device__ __forceinline__ float block_sum(float v, float* scratch) {
+  v = warp_sum(v);
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = v;
+  __syncthreads();
+  float total = 0.f;
+  for (int w = 0; w < static_cast<int>(blockDim.x / 32); ++w) total += scratch[w];
+  __syncthreads();
+  return total;
+}
+
 }  // namespace mg

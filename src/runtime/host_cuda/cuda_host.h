@@ -99,6 +99,10 @@ inline cudaError_t cudaGetLastError() {
   return static_cast<cudaError_t>(::mg_host::take_last_error());
 }
 inline const char* cudaGetErrorString(cudaError_t e) { return ::mg_host::error_string(e); }
+// One host "device": ordinal 0.
+inline cudaError_t cudaSetDevice(int ordinal) {
+  return ordinal == 0 ? cudaSuccess : cudaErrorInvalidValue;
+}
 template <class F> cudaError_t cudaFuncSetAttribute(F* fn, cudaFuncAttribute a, int value) {
   return static_cast<cudaError_t>(
       ::mg_host::set_func_attribute(reinterpret_cast<const void*>(fn), a, value));

@@ -17,6 +17,10 @@ namespace {
 
 }  // namespace
 
+// Makes a device current for this module's CUDA runtime (a caller with its own runtime, such as
+// PyTorch, says which device its pointers and stream belong to).
+extern "C" int mg_set_device(int ordinal) { return static_cast<int>(cudaSetDevice(ordinal)); }
+
 // What an entry's non-zero return code means.
 extern "C" const char* mg_error_string(int code) {
   if (code >= 1000) return cublasGetStatusString(static_cast<cublasStatus_t>(code - 1000));
