@@ -7,9 +7,6 @@ from . import _mugraph
 _DTYPES = {"f16": ("float16", "float16"), "bf16": (None, "bfloat16"), "f32": ("float32", "float32")}
 
 
-_GPU_TARGETS = ("a100", "h100", "h200")
-
-
 def _is_torch(x):
     return type(x).__module__.startswith("torch") and hasattr(x, "data_ptr")
 
@@ -134,16 +131,17 @@ class Result:
     result(*tensors) runs `best`, in the program's input order: on the CPU for numpy arrays
     or torch CPU tensors, returning its outputs (torch tensors if any input was one); on the GPU
     for torch CUDA tensors (all on one device) when the target is a GPU (a100, h100, h200):
-    the generated CUDA, compiled by nvcc for the device's compute capability, enqueued on
-    torch's current stream without a synchronization, outputs allocated by torch on that
-    device (so torch.cuda graphs and streams work as with any torch op).
+    the generated CUDA, compiled by nvcc for the device's compute capability at the first
+    such call, enqueued on torch's current stream without a synchronization, outputs allocated
+    by torch on that device (side streams work as with any torch op; CUDA graphs capture the
+    calls after the first). A result runs on the one device of its first CUDA call.
     """
 
     def __init__(self, program, optimized):
         self.program = program
         self._o = optimized
         self._kernel = None
-        self._cuda = {}  # device index -> _mugraph.CudaKernel
+        self._cuda = None  # (device index, _mugraph.CudaKernel) once run on a GPU
         self._checked_cuda = False
 
     best = property(lambda self: self._o.best)
@@ -230,17 +228,26 @@ class Result:
     def _run_cuda(self, device, ptrs, outs):
         """Enqueues `best` on torch's current stream of `device`; returns the outputs."""
         import torch
-        if self.target not in _GPU_TARGETS:
+        if self.target == "cpu":
             raise _mugraph.Error("the inputs are CUDA tensors, but this result was optimized for "
-                                 "target '%s': superoptimize(..., target='h100' (or a100, h200)) "
-                                 "runs on CUDA tensors; or move the inputs with .cpu()"
-                                 % self.target)
+                                 "target 'cpu': superoptimize(..., target='h100') (or a100, h200; "
+                                 "mg.backend(target='h100') under torch.compile) runs on CUDA "
+                                 "tensors; or move the inputs with .cpu()")
         index = device.index if device.index is not None else torch.cuda.current_device()
-        kernel = self._cuda.get(index)
-        if kernel is None:
+        if self._cuda is None:
+            if torch.cuda.is_current_stream_capturing():
+                raise _mugraph.Error("the first call on CUDA tensors compiles and loads the kernel, "
+                                     "which a CUDA graph capture cannot hold: call the result once "
+                                     "before capturing")
             major, minor = torch.cuda.get_device_capability(index)
-            kernel = _mugraph.CudaKernel(self.best, self.target, 10 * major + minor)
-            self._cuda[index] = kernel
+            self._cuda = (index, _mugraph.CudaKernel(self.best, self.target, 10 * major + minor))
+        if self._cuda[0] != index:
+            # The compiled module keeps per-device state (its cuBLAS handle, shared-memory
+            # attributes): one device per result.
+            raise _mugraph.Error("this result runs on cuda:%d (its first CUDA call); the inputs "
+                                 "are on cuda:%d: superoptimize the program again for another "
+                                 "device" % (self._cuda[0], index))
+        kernel = self._cuda[1]
         results = [_alloc(spec, True, torch.device("cuda", index)) for spec in outs]
         ws_bytes = kernel.workspace_bytes()
         # From torch's caching allocator, in stream order: freed when this call's kernels are

@@ -277,6 +277,8 @@ class CudaKernel {
     Status s;
     {
       py::gil_scoped_release release;
+      // One enqueue at a time: the module binds its cuBLAS handle to the caller's stream.
+      std::lock_guard<std::mutex> lock(mu_);
       s = lib_->set_device(device);
       if (s.ok())
         s = lib_->run(0, i, o, reinterpret_cast<void*>(workspace), reinterpret_cast<void*>(stream));
@@ -287,6 +289,7 @@ class CudaKernel {
  private:
   ir::KernelGraph g_;
   std::unique_ptr<runtime::CudaLibrary> lib_;
+  std::mutex mu_;
 };
 
 }  // namespace

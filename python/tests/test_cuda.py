@@ -101,8 +101,6 @@ def test_a_gpu_result_runs_on_cuda_tensors_on_the_current_stream():
     graph.replay()
     torch.cuda.synchronize()
     close(yg, x2, g, w)
-    # The kernel handed out, whether the program or a fused variant, and the program's own
-    # CUDA both match: the program run through a GPU result of itself.
     print(r.report)
 
 
@@ -121,6 +119,12 @@ def test_cuda_errors_name_the_input():
     cpu = mg.superoptimize(mg.parse(RMS), target="cpu", cache=False, **SMALL)
     with pytest.raises(mg.Error, match="optimized for target 'cpu'"):
         cpu(x, g, w)
+    # The first CUDA call compiles: not inside a CUDA graph capture.
+    fresh = mg.superoptimize(mg.parse(RMS), target=target, **SMALL)
+    graph = torch.cuda.CUDAGraph()
+    with pytest.raises(mg.Error, match="call the result once before capturing"):
+        with torch.cuda.graph(graph):
+            fresh(x, g, w)
 
 
 @needs_gpu

@@ -453,7 +453,8 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
   r.ranked = make_variants(program, r.search, r.target, o.top_n);
   std::shared_ptr<runtime::CudaDevice> gpu;
   MG_RETURN_IF_ERROR(step("measure", [&](OptimizeReport::Step& s) -> Status {
-    const Deadline dl = all.share(kMeasureShare);
+    const Deadline dl = all.share(r.target.kind == target::Kind::kCpu ? kMeasureShareCpu
+                                                                      : kMeasureShareGpu);
     Status st;
     try {  // the float64 reference run of the program stops at the deadline too
       DeadlineScope scope(dl);

@@ -114,6 +114,7 @@ Result<Compiled> compile_cached(const CompileRequest& r) {
       r.time_limit_s > 0 ? "timeout -k 2 " + std::to_string(std::max(0.1, r.time_limit_s)) + " " : "";
   const auto [rc, log] = shell(limit + quote(r.compiler) + flags + " -I" + quote(inc.string()) + " " +
                                quote(src.string()) + " -o " + quote(tmp) + link);
+  if (rc != 0) fs::remove(tmp, ec);  // a killed or failed compiler's partial output
   if (rc != 0 && !limit.empty() && (rc == 124 || rc == 137 || rc == -1))
     return error("compiling generated ", r.what, " code was stopped by its time limit (",
                  r.time_limit_s, " s; the time budget)");

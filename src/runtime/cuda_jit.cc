@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <mutex>
 #include <thread>
@@ -63,9 +64,18 @@ Result<std::vector<std::string>> compile_cuda_each(const std::vector<codegen::Mo
   size_t error_at = ms.size();
   std::atomic<size_t> next{0};
   std::atomic<bool> failed{false};
+  using Clock = std::chrono::steady_clock;
+  const Clock::time_point end =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(std::max(0.0, o.time_limit_s)));
   auto work = [&] {
     for (size_t i; !failed && (i = next++) < ms.size();) {
-      Result<std::string> p = compile_cuda(ms[i], o);
+      CudaJitOptions mine = o;
+      if (o.time_limit_s > 0) {
+        mine.time_limit_s = std::chrono::duration<double>(end - Clock::now()).count();
+        if (mine.time_limit_s <= 0) mine.time_limit_s = 1e-3;  // stopped at once: the usual error
+      }
+      Result<std::string> p = compile_cuda(ms[i], mine);
       if (p.ok()) {
         paths[i] = std::move(p).value();
         continue;
@@ -85,7 +95,9 @@ Result<std::vector<std::string>> compile_cuda_each(const std::vector<codegen::Mo
 }
 
 CudaLibrary::~CudaLibrary() {
-  if (handle_ != nullptr) dlclose(handle_);
+  if (handle_ == nullptr) return;
+  if (auto release = reinterpret_cast<void (*)()>(dlsym(handle_, "mg_release"))) release();
+  dlclose(handle_);
 }
 
 Result<std::unique_ptr<CudaLibrary>> CudaLibrary::open(const std::string& path,

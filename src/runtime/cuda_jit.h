@@ -95,7 +95,8 @@ class CudaModule {
 };
 
 // compile_cuda for each module at once (up to `jobs` nvcc processes; 0: one per core): the
-// shared objects' paths, in order; the first error stops the rest.
+// shared objects' paths, in order; the first error stops the rest. o.time_limit_s (> 0) bounds
+// the whole call: a compile that starts later gets what is left, none once it is spent.
 Result<std::vector<std::string>> compile_cuda_each(const std::vector<codegen::Module>& ms,
                                                    const CudaJitOptions& o, int jobs = 0);
 

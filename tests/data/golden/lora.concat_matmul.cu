@@ -8,14 +8,21 @@
 
 namespace {
 
+cublasHandle_t mg_handle = nullptr;
+
 [[maybe_unused]] cublasHandle_t mg_cublas(cudaStream_t stream) {
-  static cublasHandle_t handle = nullptr;
-  if (handle == nullptr && cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) return nullptr;
-  cublasSetStream(handle, stream);
-  return handle;
+  if (mg_handle == nullptr && cublasCreate(&mg_handle) != CUBLAS_STATUS_SUCCESS) return nullptr;
+  cublasSetStream(mg_handle, stream);
+  return mg_handle;
 }
 
 }  // namespace
+
+// Frees what the module allocated for itself (the cuBLAS handle and its workspace).
+extern "C" void mg_release() {
+  if (mg_handle != nullptr) cublasDestroy(mg_handle);
+  mg_handle = nullptr;
+}
 
 // Makes a device current for this module's CUDA runtime (a caller with its own runtime, such as
 // PyTorch, says which device its pointers and stream belong to).
