@@ -32,8 +32,8 @@ def _attr_text(op, key, value):
             if float(f) != float(exact):
                 f = exact
             return "factor=%d/%d" % (f.numerator, f.denominator)
-        if key == "shape":
-            return "shape=[%s]" % ", ".join(str(int(d)) for d in value)
+        if key in ("shape", "perm"):
+            return "%s=[%s]" % (key, ", ".join(str(int(d)) for d in value))
         if isinstance(value, bool) or int(value) != value:
             raise ValueError(value)
         return "%s=%d" % (key, int(value))

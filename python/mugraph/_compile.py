@@ -176,7 +176,7 @@ def _example(torch, a):
 def _supported(torch, node, modules):
     """Whether the backend may put `node` in a mugraph region."""
     kind = classify(torch, node, modules)
-    if kind is None or kind == "layout" or not _tensor_ok(node):
+    if kind is None or not _tensor_ok(node):
         return False
     numbers = [a for a in node.args if isinstance(a, (int, float)) and not isinstance(a, bool)]
     for a in node.args:

@@ -14,7 +14,8 @@ example inputs (run once on them, _record_shapes), and each node maps to mugraph
                                                            logits above ~88 in f32, ~11 in f16
                                                            overflow where torch's do not; the
                                                            result warns on non-finite outputs)
-  view / reshape, transpose / permute / .t / .T of a program input or a parameter (its layout)
+  view / reshape, transpose / permute / .t / .T (of a program input or a parameter: its layout,
+  zero-copy; of a computed tensor: the transpose op)
 Parameters and buffers of a module become program inputs bound to their tensors: the result of
 superoptimize() is then called with the function's own inputs only. Anything else raises
 mugraph.Error naming the op and the source line.
@@ -303,14 +304,17 @@ class _Converter:
         return self.out(node, self.g.reshape(v.tensor, shape=list(meta.shape)))
 
     def layout(self, node, name, a):
-        """transpose / permute / .t / .T of a program input or parameter: a view of it, which
-        becomes an input in that layout at its first use. Of a computed tensor: an error."""
+        """transpose / permute / .t / .T: of a program input or parameter, a view of it, which
+        becomes an input in that layout at its first use (zero-copy); of a computed tensor, a
+        transpose op."""
         src = a[0]
         v = self.env.get(src) if isinstance(src, self.torch.fx.Node) else None
-        if v is None or v.pending is None:
-            self.fail(node, "%s of a computed tensor is not supported (only of a program input "
-                      "or parameter, which then becomes an input in that layout)" % name)
-        rank = v.pending.t.dim()
+        if v is None or (v.pending is None and v.tensor is None):
+            self.fail(node, "%s of %r: not a tensor of the program" % (name, src))
+        if v.pending is not None:
+            rank = v.pending.t.dim()
+        else:
+            rank = len(v.shape) if v.shape is not None else len(self.g._shape(v.tensor.name))
         if name == "permute":
             perm = list(a[1] if len(a) == 2 and isinstance(a[1], (tuple, list)) else a[1:])
             perm = [_dim(self, node, d, rank) for d in perm]
@@ -322,7 +326,11 @@ class _Converter:
             perm[i], perm[j] = perm[j], perm[i]
         else:  # t, T
             perm = list(range(rank))[::-1]
-        return _Value(pending=v.pending.view(perm))
+        if v.pending is not None:
+            return _Value(pending=v.pending.view(perm))
+        if perm == list(range(rank)):
+            return self.out(node, v.tensor)
+        return self.out(node, self.g.op("transpose", v.tensor, perm=perm))
 
 
 def _name(node):

@@ -307,11 +307,8 @@ PYBIND11_MODULE(_mugraph, m) {
     for (const ir::OpInfo& op : ir::kOpTable) {
       if ((op.levels & ir::kLevelK) == 0) continue;
       py::list attrs;
-      if (op.attrs & ir::kAttrDim) attrs.append("dim");
-      if (op.attrs & ir::kAttrGroup) attrs.append("group");
-      if (op.attrs & ir::kAttrTimes) attrs.append("times");
-      if (op.attrs & ir::kAttrShape) attrs.append("shape");
-      if (op.attrs & ir::kAttrFactor) attrs.append("factor");
+      for (const ir::AttrKey& k : ir::kAttrKeys)
+        if (op.attrs & k.bit) attrs.append(k.key);
       out.append(py::make_tuple(std::string(op.name), op.arity, attrs));
     }
     return out;

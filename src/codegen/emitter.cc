@@ -62,6 +62,16 @@ Operand sub_view(const Operand& o, const ir::Shape& s, const std::vector<std::st
   return v;
 }
 
+Operand permuted_view(const Operand& o, const ir::Shape& perm) {
+  Operand v = o;
+  for (int d = 0; d < perm.rank; ++d) {
+    const size_t p = static_cast<size_t>(perm[d]);
+    v.shape[d] = o.shape[static_cast<int>(p)];
+    v.strides[static_cast<size_t>(d)] = o.strides[p];
+  }
+  return v;
+}
+
 std::vector<std::string> broadcast_index(const Operand& o, const ir::Shape& loop,
                                          const std::vector<std::string>& vars) {
   MG_CHECK(o.shape.rank <= loop.rank && static_cast<int>(vars.size()) == loop.rank,
@@ -238,6 +248,7 @@ std::string scalar_expr(ir::OpKind k, const ir::OpAttrs& a, const std::vector<st
     case ir::OpKind::kSum:
     case ir::OpKind::kRepeat:
     case ir::OpKind::kReshape:
+    case ir::OpKind::kTranspose:
     case ir::OpKind::kConcat: break;
   }
   MG_CHECK(false, ir::op_name(k) << " is not element-wise");

@@ -48,6 +48,9 @@ Operand device_operand(const std::string& ptr, const ir::TensorType& t);
 Operand local_operand(const std::string& ptr, const ir::Shape& s);
 // `o` restricted to the box starting at `offset` (integer expressions per dim) with shape `s`.
 Operand sub_view(const Operand& o, const ir::Shape& s, const std::vector<std::string>& offset);
+// `o` with its dims reordered: dim d of the view is dim perm[d] of o (transpose's input as
+// its output sees it: a transpose is a copy from this view).
+Operand permuted_view(const Operand& o, const ir::Shape& perm);
 
 // Per-dim index expressions into `o` when a loop with variables `vars` runs over `loop`
 // (o's shape right-aligned against loop; a size-1 dim of o under a larger loop dim is

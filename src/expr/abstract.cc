@@ -69,6 +69,7 @@ Expr op_expression(ExprPool& pool, ir::OpKind op, const ir::OpAttrs& attrs,
     case OpKind::kScale:
     case OpKind::kRepeat:
     case OpKind::kReshape:
+    case OpKind::kTranspose:  // data movement: as reshape, the abstraction keeps no positions
       return in[0];
     case OpKind::kSilu:
     case OpKind::kRelu:

@@ -55,6 +55,7 @@ bool is_opaque_op(ir::OpKind op) {
     case ir::OpKind::kSum:
     case ir::OpKind::kRepeat:
     case ir::OpKind::kReshape:
+    case ir::OpKind::kTranspose:
       return false;
   }
   return false;

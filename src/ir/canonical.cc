@@ -17,6 +17,8 @@ size_t attrs_hash(const OpAttrs& a) {
                          static_cast<size_t>(a.times), static_cast<size_t>(a.factor.num),
                          static_cast<size_t>(a.factor.den), static_cast<size_t>(a.shape.rank)});
   for (int i = 0; i < a.shape.rank; ++i) h = hash_mix(h, static_cast<size_t>(a.shape[i]));
+  h = hash_mix(h, static_cast<size_t>(a.perm.rank));
+  for (int i = 0; i < a.perm.rank; ++i) h = hash_mix(h, static_cast<size_t>(a.perm[i]));
   return h;
 }
 

@@ -25,6 +25,8 @@ json attrs_json(OpKind op, const OpAttrs& a) {
   if (bits & kAttrShape)
     j["shape"] = std::vector<int64_t>(a.shape.dims.begin(), a.shape.dims.begin() + a.shape.rank);
   if (bits & kAttrFactor) j["factor"] = {a.factor.num, a.factor.den};
+  if (bits & kAttrPerm)
+    j["perm"] = std::vector<int64_t>(a.perm.dims.begin(), a.perm.dims.begin() + a.perm.rank);
   return j;
 }
 
@@ -260,17 +262,6 @@ OpKind load_op(const json& obj) {
   return *op;
 }
 
-// The attribute keys, as attrs_json writes them and the text format names them.
-struct AttrKey {
-  unsigned bit;
-  const char* key;
-};
-constexpr AttrKey kAttrKeys[] = {{kAttrDim, "dim"},
-                                 {kAttrGroup, "group"},
-                                 {kAttrTimes, "times"},
-                                 {kAttrShape, "shape"},
-                                 {kAttrFactor, "factor"}};
-
 // Exactly the attributes `op` takes, as in the text format: one it does not take would be
 // dropped by the printers (so the graph would not round-trip), one it lacks would default.
 // Errors are placed at the "attrs" object (a key, which may be any string, is no path).
@@ -300,6 +291,12 @@ OpAttrs load_attrs(OpKind op, const json& j) {
     if (v.empty() || v.size() > kMaxRank) throw LoadError{"shape must have 1..4 dims", "shape"};
     a.shape.rank = static_cast<int>(v.size());
     for (int i = 0; i < a.shape.rank; ++i) a.shape[i] = v[static_cast<size_t>(i)];
+  }
+  if (j.contains("perm")) {
+    auto v = ints_field(j, "perm");
+    if (v.empty() || v.size() > kMaxRank) throw LoadError{"perm must have 1..4 entries", "perm"};
+    a.perm.rank = static_cast<int>(v.size());
+    for (int i = 0; i < a.perm.rank; ++i) a.perm[i] = v[static_cast<size_t>(i)];
   }
   return a;
 }

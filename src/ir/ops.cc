@@ -110,6 +110,22 @@ Result<Shape> infer_shape(OpKind kind, const OpAttrs& at, const std::vector<Tens
                      at.shape.to_string(), " (", at.shape.numel(), " elements)");
       return at.shape;
     }
+    case OpClass::kTranspose: {
+      if (at.perm.rank != a.rank)
+        return error("perm=", at.perm.to_string(), " has ", at.perm.rank,
+                     " entries; the input ", a.to_string(), " has rank ", a.rank);
+      std::array<bool, kMaxRank> seen{};
+      Shape out = a;
+      for (int d = 0; d < a.rank; ++d) {
+        const int64_t p = at.perm[d];
+        if (p < 0 || p >= a.rank || seen[static_cast<size_t>(p)])
+          return error("perm=", at.perm.to_string(), " is not a permutation of the input's ",
+                       a.rank, " dims");
+        seen[static_cast<size_t>(p)] = true;
+        out[d] = a[static_cast<int>(p)];
+      }
+      return out;
+    }
     case OpClass::kConcat: {
       const Shape& b = in[1].shape;
       MG_RETURN_IF_ERROR(check_dim(at.dim, a));

@@ -26,7 +26,17 @@ enum AttrBits : unsigned {
   kAttrTimes = 1u << 2,   // int: repeat count along `dim`
   kAttrShape = 1u << 3,   // shape: reshape target
   kAttrFactor = 1u << 4,  // rational: scale factor
+  kAttrPerm = 1u << 5,    // list: a permutation of the input's dims (transpose)
 };
+
+// Each attribute's key in the text format, JSON and the Python builder.
+struct AttrKey {
+  unsigned bit;
+  const char* key;
+};
+inline constexpr AttrKey kAttrKeys[] = {{kAttrDim, "dim"},     {kAttrGroup, "group"},
+                                        {kAttrTimes, "times"}, {kAttrShape, "shape"},
+                                        {kAttrFactor, "factor"}, {kAttrPerm, "perm"}};
 
 enum class OpClass {
   kUnary,         // element-wise, one input
@@ -37,6 +47,7 @@ enum class OpClass {
   kRepeat,        // repeat(dim, times): tile the tensor `times` times along dim
   kReshape,       // reshape(shape): same elements in row-major order
   kConcat,        // concat(dim): two inputs joined along dim
+  kTranspose,     // transpose(perm): out[i0, .., i{r-1}] = in[j] with j[perm[d]] = i[d]
 };
 
 // Role in the Lax fragment (Mirage §5.1, used by the verifier).
@@ -73,7 +84,8 @@ inline constexpr unsigned kKBT = kLevelK | kLevelB | kLevelT;
   X(kSum,          "sum",           1, kAttrDim | kAttrGroup,   OpClass::kSum,          LaxRole::kMultilinear, kKB)  \
   X(kRepeat,       "repeat",        1, kAttrDim | kAttrTimes,   OpClass::kRepeat,       LaxRole::kMultilinear, kKB)  \
   X(kReshape,      "reshape",       1, kAttrShape,              OpClass::kReshape,      LaxRole::kMultilinear, kKB)  \
-  X(kConcat,       "concat",        2, kAttrDim,                OpClass::kConcat,       LaxRole::kMultilinear, kKB)
+  X(kConcat,       "concat",        2, kAttrDim,                OpClass::kConcat,       LaxRole::kMultilinear, kKB)  \
+  X(kTranspose,    "transpose",     1, kAttrPerm,               OpClass::kTranspose,    LaxRole::kMultilinear, kLevelK)
 // clang-format on
 
 enum class OpKind {
@@ -115,9 +127,10 @@ struct OpAttrs {
   int64_t times = 1;
   Shape shape;
   Rational factor;
+  Shape perm;  // transpose: output dim d is input dim perm[d] (a permutation of 0..rank-1)
   bool operator==(const OpAttrs& o) const {
     return dim == o.dim && group == o.group && times == o.times && shape == o.shape &&
-           factor == o.factor;
+           factor == o.factor && perm == o.perm;
   }
 };
 

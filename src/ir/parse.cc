@@ -246,7 +246,8 @@ Result<OpAttrs> Parser::op_attrs(OpKind op, const Call& c) const {
                                {kAttrGroup, "group", Value::kInt},
                                {kAttrTimes, "times", Value::kInt},
                                {kAttrShape, "shape", Value::kList},
-                               {kAttrFactor, "factor", Value::kRational}};
+                               {kAttrFactor, "factor", Value::kRational},
+                               {kAttrPerm, "perm", Value::kList}};
   for (const auto& [key, arg] : c.kw) {
     bool known = false;
     for (const Spec& s : specs) known |= (info.attrs & s.bit) && key == s.key;
@@ -270,6 +271,12 @@ Result<OpAttrs> Parser::op_attrs(OpKind op, const Call& c) const {
         return err(*it->second.tok, "shape must have 1 to ", kMaxRank, " dims");
       a.shape.rank = static_cast<int>(v.list.size());
       for (int i = 0; i < a.shape.rank; ++i) a.shape[i] = v.list[static_cast<size_t>(i)];
+    }
+    if (s.bit == kAttrPerm) {
+      if (v.list.empty() || v.list.size() > kMaxRank)
+        return err(*it->second.tok, "perm must have 1 to ", kMaxRank, " entries");
+      a.perm.rank = static_cast<int>(v.list.size());
+      for (int i = 0; i < a.perm.rank; ++i) a.perm[i] = v.list[static_cast<size_t>(i)];
     }
   }
   return a;

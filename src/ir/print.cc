@@ -33,6 +33,7 @@ std::string op_call(const G& g, OpKind op, const OpAttrs& a, const std::vector<T
   if (bits & kAttrGroup) out += ", group=" + std::to_string(a.group);
   if (bits & kAttrTimes) out += ", times=" + std::to_string(a.times);
   if (bits & kAttrShape) out += ", shape=" + a.shape.to_string();
+  if (bits & kAttrPerm) out += ", perm=" + a.perm.to_string();
   if (bits & kAttrFactor) out += ", factor=" + a.factor.to_string();
   return out + ")";
 }

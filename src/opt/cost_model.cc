@@ -153,6 +153,7 @@ std::pair<double, double> op_flops(ir::OpKind k, const std::vector<ir::Shape>& i
     case ir::OpClass::kSum: return {0.0, static_cast<double>(in[0].numel())};
     case ir::OpClass::kRepeat:
     case ir::OpClass::kReshape:
+    case ir::OpClass::kTranspose:
     case ir::OpClass::kConcat: return {0.0, 0.0};
   }
   return {0.0, 0.0};

@@ -101,6 +101,9 @@ std::optional<LabelResult> propagate_labels(ir::OpKind op, const ir::OpAttrs& at
       r.summand_any[0] = !add_indices(l[0], t[0].shape.rank, r.summand[0]);
       r.out[attrs.dim] = attrs.group == t[0].shape[attrs.dim] ? -1 : kAnyLabel;
       return r;
+    case ir::OpClass::kTranspose:  // the same indices, reordered
+      for (int i = 0; i < rank; ++i) r.out[i] = l[0][static_cast<int>(attrs.perm[i])];
+      return r;
     case ir::OpClass::kRepeat:
     case ir::OpClass::kReshape:
     case ir::OpClass::kConcat:

@@ -122,6 +122,13 @@ OpPlan plan_op(ir::OpKind kind, const ir::OpAttrs& attrs, const std::vector<ir::
     p.inputs = {in};
     break;
   }
+  case ir::OpClass::kTranspose: {  // the same box, its dims permuted back
+    Box in;
+    in.rank = out.rank;
+    for (int d = 0; d < out.rank; ++d) in.idx[static_cast<int>(attrs.perm[d])] = want.idx[d];
+    p.inputs = {in};
+    break;
+  }
   case ir::OpClass::kConcat: {  // each side contributes at least one index
     const int64_t na = shape(0)[dim];
     Box a = want, b = want;

@@ -181,6 +181,28 @@ HostTensor<T> eval_op(ir::OpKind op, const ir::OpAttrs& at, const std::vector<co
     case ir::OpClass::kReshape:
       out.data = a.data;
       return out;
+    case ir::OpClass::kTranspose: {
+      // Output element i (row-major in out_shape) reads the input at the index whose dim
+      // perm[d] is i's index d: walk i with the input's strides permuted.
+      const int r = out_shape.rank;
+      std::array<int64_t, ir::kMaxRank> in_stride{}, step{}, idx{};
+      int64_t s = 1;
+      for (int d = r - 1; d >= 0; --d) in_stride[static_cast<size_t>(d)] = s, s *= a.shape[d];
+      for (int d = 0; d < r; ++d) step[static_cast<size_t>(d)] = in_stride[static_cast<size_t>(at.perm[d])];
+      int64_t src = 0;
+      for (size_t i = 0; i < out.data.size(); ++i) {
+        if ((i & 0xffff) == 0) check_deadline();
+        out.data[i] = a.data[static_cast<size_t>(src)];
+        for (int d = r - 1; d >= 0; --d) {  // next row-major output index
+          const size_t u = static_cast<size_t>(d);
+          src += step[u];
+          if (++idx[u] < out_shape[d]) break;
+          src -= step[u] * idx[u];
+          idx[u] = 0;
+        }
+      }
+      return out;
+    }
     case ir::OpClass::kConcat: {
       const HostTensor<T>& b = *in[1];
       const Split3 sa = split_at(a.shape, at.dim), sb = split_at(b.shape, at.dim);

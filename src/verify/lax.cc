@@ -193,7 +193,8 @@ struct Walker {
       case K::kDiv: return div(x, *in[1]);
       case K::kSum: return sum(x, static_cast<double>(at.group));
       case K::kRepeat:
-      case K::kReshape: return x;
+      case K::kReshape:
+      case K::kTranspose: return x;
       case K::kConcat: return join(x, *in[1]);
     }
     MG_CHECK(false, "bad op");

@@ -1,5 +1,7 @@
 // JSON save/load: round trips over every example and must-fail cases.
 #include "ir/json.h"
+#include "ir/canonical.h"
+#include "ir/text.h"
 #include "test_util.h"
 
 namespace mugraph::ir {
@@ -18,6 +20,21 @@ TEST(Json, EveryExampleRoundTrips) {
     ASSERT_TRUE(back.ok()) << back.status().message();
     EXPECT_EQ(*back, g);
   }
+}
+
+TEST(Json, TransposeRoundTripsInJsonAndText) {
+  KernelGraph g =
+      parse_ok("input X : f32[2, 3, 4]\nT = transpose(X, perm=[2, 0, 1])\noutput T\n");
+  auto back = from_json(to_json(g));
+  ASSERT_TRUE(back.ok()) << back.status().message();
+  EXPECT_EQ(*back, g);
+  EXPECT_NE(to_json(g).find("\"perm\""), std::string::npos) << to_json(g);
+  EXPECT_EQ(parse_ok(print_graph(g)), g);
+  // perm is part of the op's identity: two transposes of a cube differ only in it.
+  KernelGraph a = parse_ok("input X : f32[3, 3, 3]\nT = transpose(X, perm=[2, 0, 1])\noutput T\n");
+  KernelGraph b = parse_ok("input X : f32[3, 3, 3]\nT = transpose(X, perm=[1, 2, 0])\noutput T\n");
+  EXPECT_FALSE(a == b);
+  EXPECT_NE(canonical_hash(a), canonical_hash(b));  // the result cache's key
 }
 
 TEST(Json, LayoutSurvives) {

@@ -58,6 +58,12 @@ const Row kRows[] = {
   {"a:f32[2,3] b:f32[2,5]",       "r = concat(a, b, dim=1)",      "f32[2, 8]"},
   {"a:f32[2,3] b:f32[4,3]",       "r = concat(a, b, dim=0)",      "f32[6, 3]"},
   {"a:f32[2,3] b:f32[4,5]",       "r = concat(a, b, dim=1)",      "error: differ outside concat dim 1"},
+  {"a:f32[2,3]",                  "r = transpose(a, perm=[1, 0])", "f32[3, 2]"},
+  {"a:bf16[2,3,4,5]",             "r = transpose(a, perm=[2, 0, 3, 1])", "bf16[4, 2, 5, 3]"},
+  {"a:f32[2,3,4]",                "r = transpose(a, perm=[0, 1])", "error: perm=[0, 1] has 2 entries; the input [2, 3, 4] has rank 3"},
+  {"a:f32[2,3,4]",                "r = transpose(a, perm=[0, 2, 2])", "error: is not a permutation of the input's 3 dims"},
+  {"a:f32[2,3,4]",                "r = transpose(a, perm=[0, 3, 1])", "error: is not a permutation"},
+  {"a:f32[2,3]",                  "r = transpose(a)",             "error: missing attribute 'perm'"},
   {"a:f32[2,3]",                  "r = frobnicate(a)",            "error: unknown operator 'frobnicate'"},
   {"a:f32[2,3]",                  "r = exp(b)",                   "error: unknown tensor 'b'"},
 };

@@ -156,6 +156,13 @@ S = graph_defined(X, grid=[2, 1, 1], forloop=4) {
 }
 output S
 )";
+const char* kTransposed = R"(input A : f32[4, 4]
+input B : f32[4, 4, 2]
+T = transpose(A, perm=[1, 0])
+U = transpose(B, perm=[2, 0, 1])
+O = matmul(U, T)
+output O
+)";
 const char* kRepeat = R"(input X : f32[4, 4]
 input W : f32[8, 4]
 R = repeat(X, dim=0, times=2)
@@ -255,6 +262,10 @@ const Mutant kMutants[] = {
     {kRepeat, "R = repeat(X, dim=0, times=2)", "R0 = repeat(X, dim=1, times=2)\nR = reshape(R0, shape=[8, 4])", "repeated along the wrong dim"},
     {kRepeat, "R = repeat(X, dim=0, times=2)", "X2 = scale(X, factor=1)\nR0 = concat(X, X2, dim=1)\nR = reshape(R0, shape=[8, 4])", "rows interleaved instead of tiled"},
     {kRepeat, "O = mul(R, W)", "O = mul(W, W)", "input X dropped (interface the same)"},
+    // transpose: square dims, so a wrong permutation keeps every shape
+    {kTransposed, "T = transpose(A, perm=[1, 0])", "T = reshape(A, shape=[4, 4])", "transpose dropped"},
+    {kTransposed, "U = transpose(B, perm=[2, 0, 1])", "U = transpose(B, perm=[2, 1, 0])", "the two square dims swapped"},
+    {kTransposed, "T = transpose(A, perm=[1, 0])", "T = transpose(A, perm=[1, 1])", "not a permutation (invalid)"},
 };
 
 // A few rows above plant bugs that make the text invalid (marked "invalid": the parser must
@@ -326,6 +337,11 @@ std::vector<Pair> pairs() {
       {kRowSum, kRowSumLoop, "a reduction accumulated across loop iterations", true},
       {kLora, std::string(kLoraConcat).replace(std::string(kLoraConcat).find("concat_matmul(X, XA, W, B)"), 26, "concat_matmul(XA, X, B, W)"), "concat-matmul halves swapped", true},
       {xy + "T = add(X, Y)\nO = add(T, Z)\noutput O\n", xy + "T = add(Y, Z)\nO = add(X, T)\noutput O\n", "associativity of add", true},
+      {mats + "P = matmul(A, B)\nO = transpose(P, perm=[1, 0])\noutput O\n",
+       mats + "BT = transpose(B, perm=[1, 0])\nAT = transpose(A, perm=[1, 0])\nO = matmul(BT, AT)\noutput O\n",
+       "(A B)^T = B^T A^T", true},
+      {"input X : f32[2, 3, 4]\nT = transpose(X, perm=[2, 0, 1])\nO = transpose(T, perm=[1, 2, 0])\noutput O\n",
+       "input X : f32[2, 3, 4]\nO = scale(X, factor=1)\noutput O\n", "a permutation and its inverse", true},
       {xy + "T = mul(X, Y)\nO = mul(T, Z)\noutput O\n", xy + "T = mul(Y, Z)\nO = mul(T, X)\noutput O\n", "associativity and commutativity of mul", true},
       {xy + "T = add(X, Y)\nO = mul(T, Z)\noutput O\n", xy + "T = mul(X, Z)\nU = mul(Y, Z)\nO = add(T, U)\noutput O\n", "distributivity", true},
       {xy + "T = add(X, Y)\nO = div(T, Z)\noutput O\n", xy + "T = div(X, Z)\nU = div(Y, Z)\nO = add(T, U)\noutput O\n", "division distributes over add", true},

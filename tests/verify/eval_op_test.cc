@@ -151,6 +151,13 @@ TEST(EvalOp, ReshapeKeepsRowMajorOrder) {
   expect_near(r.out, want);
 }
 
+TEST(EvalOp, TransposeReadsThePermutedIndex) {
+  OpRun r = run("input a : f32[2, 3, 4]\nc = transpose(a, perm=[2, 0, 1])\noutput c\n");
+  HostTensor<double> want(ir::Shape{4, 2, 3}, 0.0);
+  for_all(want.shape, [&](const Index& i) { at(want, i) = at(r.in[0], {i[1], i[2], i[0]}); });
+  expect_near(r.out, want);
+}
+
 TEST(EvalOp, ConcatJoinsAlongDim) {
   OpRun r = run("input a : f32[2, 3, 2]\ninput b : f32[2, 1, 2]\nc = concat(a, b, dim=1)\noutput c\n");
   HostTensor<double> want(ir::Shape{2, 4, 2}, 0.0);

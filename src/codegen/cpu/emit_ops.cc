@@ -245,6 +245,9 @@ void emit_op(Writer& w, ir::OpKind k, const ir::OpAttrs& a, const std::vector<Op
       emit_reshape(w, in[0], out, parallel);
       w.close();
       return;
+    case ir::OpClass::kTranspose:
+      emit_copy(w, permuted_view(in[0], a.perm), out, parallel);
+      return;
     case ir::OpClass::kConcat: {
       std::vector<std::string> off(static_cast<size_t>(out.shape.rank), "0");
       emit_copy(w, in[0], sub_view(out, in[0].shape, off), parallel);

@@ -276,6 +276,7 @@ void emit_op(Writer& w, ir::OpKind k, const ir::OpAttrs& a, const std::vector<Op
       return;
     }
     case ir::OpClass::kReshape: emit_reshape(w, in[0], out, loop); return;
+    case ir::OpClass::kTranspose: emit_copy(w, permuted_view(in[0], a.perm), out, loop); return;
     case ir::OpClass::kConcat: {
       std::vector<std::string> off(static_cast<size_t>(out.shape.rank), "0");
       emit_copy(w, in[0], sub_view(out, in[0].shape, off), loop);
