@@ -3,8 +3,13 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <future>
 #include <mutex>
+#include <optional>
+#include <thread>
 #include <sstream>
 
 #include "driver/cpu_backend.h"
@@ -180,12 +185,33 @@ Optimized optimize(const ir::KernelGraph& program, const std::string& target_nam
       note = "result cache: " + why + "; searched again";
     }
   }
-  Result<driver::OptimizeReport> r = [&] {
+  // The search runs on a thread of its own while this one, the caller's, watches for Ctrl-C
+  // (Python runs signal handlers only here): a KeyboardInterrupt stops the search cleanly
+  // through its cancel flag, and is raised once it has (nothing is cached).
+  std::atomic<bool> cancel{false};
+  o.search.cancel = &cancel;
+  Result<driver::OptimizeReport> r = error("optimize did not run");
+  std::optional<py::error_already_set> interrupted;
+  {
     py::gil_scoped_release release;
-    auto r = driver::optimize(program, o);
-    driver::end_progress();
-    return r;
-  }();
+    std::promise<void> finished;
+    std::future<void> done = finished.get_future();
+    std::thread worker([&] {
+      r = driver::optimize(program, o);
+      driver::end_progress();
+      finished.set_value();
+    });
+    while (done.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+      if (interrupted) continue;
+      py::gil_scoped_acquire acquire;
+      if (PyErr_CheckSignals() != 0) {
+        interrupted.emplace();  // takes the pending exception (KeyboardInterrupt)
+        cancel = true;
+      }
+    }
+    worker.join();
+  }
+  if (interrupted) throw *interrupted;
   const driver::OptimizeReport report = value_or_raise(std::move(r));
   Optimized out = from_files(driver::optimize_files(report, program));
   out.chosen = report.chosen().label;

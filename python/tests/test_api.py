@@ -185,6 +185,24 @@ def test_the_second_superoptimize_comes_from_the_cache(monkeypatch):
     assert not mg.superoptimize(mg.parse(LORA), target="cpu", **SMALL).from_cache
 
 
+def test_ctrl_c_stops_the_search_and_raises_keyboard_interrupt(examples):
+    import signal
+    import threading
+    g = mg.load(examples / "rms_norm_matmul.mu")  # a search that would run its whole budget
+    timer = threading.Timer(2.0, lambda: os.kill(os.getpid(), signal.SIGINT))
+    timer.start()
+    t0 = time.perf_counter()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            mg.superoptimize(g, target="cpu", time_budget=60)
+    finally:
+        timer.cancel()
+    took = time.perf_counter() - t0
+    assert 2.0 <= took < 12, "Ctrl-C after 2 s stopped the search after %.1f s" % took
+    # The package still works after it.
+    assert mg.superoptimize(mg.parse(LORA), target="cpu", **SMALL).verified
+
+
 def test_option_errors():
     g = mg.parse(LORA)
     with pytest.raises(TypeError, match="unknown option 'max_ops'"):

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <limits>
 #include <filesystem>
 #include <iomanip>
 #include <map>
@@ -186,8 +188,13 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
   int deepest = 0;          // guarded by mu: the deepest prefix kept, any task (the lowest
   int deepest_task = -1;    // task on a tie, whatever the thread or rank count)
   std::string deepest_prefix;
+  // The progress line's best model time: the cost model's fastest candidate so far.
+  double best_model_s = std::numeric_limits<double>::infinity();  // guarded by mu
   auto store = [&](int i, TaskResult tr) {
     std::lock_guard<std::mutex> lock(mu);
+    if (o.progress)
+      for (const ir::KernelGraph& g : tr.graphs)
+        best_model_s = std::min(best_model_s, opt::estimate(g, o.target).total_s);
     const int d = tr.stats.deepest;
     if (d > deepest || (d == deepest && d > 0 && i < deepest_task))
       deepest = d, deepest_prefix = tr.stats.deepest_prefix, deepest_task = i;
@@ -232,15 +239,18 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
     }
     if (!o.progress) return;
     int done = 0;
+    double best = 0;
     {
       std::lock_guard<std::mutex> lock(mu);
       for (const TaskResult& t : tasks) done += t.done;
+      best = best_model_s;
     }
     const double el = since(t0);
     std::ostringstream os;
     os << std::fixed << std::setprecision(1) << "search: " << el << " s, ~" << s
        << " prefixes (" << static_cast<uint64_t>(static_cast<double>(s) / std::max(el, 1e-3))
        << "/s), tasks " << done << "/" << ntasks << ", " << found.load() << " candidates";
+    if (std::isfinite(best)) os << ", best model " << best * 1e6 << " us";  // as model-us
     o.progress(os.str());
   };
   std::optional<RankRunner> ranks;
