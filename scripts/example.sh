@@ -21,3 +21,6 @@ ex="$root/examples"
 # The same from Python (issue 21): build RMSNorm+MatMul with mugraph.Graph, superoptimize it on
 # the CPU (answered from the result cache on a second run), call it on torch tensors.
 PYTHONPATH="${BUILD_DIR:-$root/build}/python" "${VENV:-$root/.venv}/bin/python" "$root/examples/python/quickstart.py"
+# torch.compile with mugraph as the backend on a Llama-style decoder layer: the report lists the
+# regions replaced; the output is checked against eager PyTorch (cached on a second run).
+PYTHONPATH="${BUILD_DIR:-$root/build}/python" "${VENV:-$root/.venv}/bin/python" "$root/examples/python/compile_decoder.py"

@@ -10,4 +10,5 @@ best = mg.superoptimize(program, target="cpu", time_budget=20, max_kernel_ops=1,
 print(best)  # chosen variant, verdict, measured speedup, whether it came from the cache
 (y,) = best(x, g, w)
 ref = rms_norm_matmul(x.double(), g.double(), w.double())
-print("rel err vs float64 torch: %.1e" % ((y.double() - ref).norm() / ref.norm()).item())
+err = ((y.double() - ref).norm() / ref.norm()).item(); assert err < 1e-4, err
+print("rel err vs float64 torch: %.1e" % err)

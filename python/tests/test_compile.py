@@ -89,3 +89,17 @@ def test_backend_refuses_unknown_targets_and_graphs_that_need_grad():
     out = torch.compile(lin, backend=be, dynamic=False)(x)
     assert torch.allclose(out, lin(x))  # PyTorch ran it
     assert "inputs require grad" in be.report()
+
+
+@pytest.mark.parametrize("script", ["quickstart.py", "compile_decoder.py"])
+def test_the_python_examples_run(script):
+    # What scripts/example.sh runs: each example checks its own result against PyTorch.
+    import os
+    import pathlib
+    import subprocess
+    import sys
+    path = pathlib.Path(__file__).resolve().parents[2] / "examples" / "python" / script
+    p = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=600,
+                       env=dict(os.environ))
+    assert p.returncode == 0, p.stdout + p.stderr
+    print(p.stdout)
