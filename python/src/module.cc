@@ -234,6 +234,20 @@ Optimized optimize(const ir::KernelGraph& program, const std::string& target_nam
   return out;
 }
 
+// Integer addresses from Python as the pointers an entry takes, one per input / output of `g`.
+std::pair<std::vector<const void*>, std::vector<void*>> pointers(
+    const std::string& what, const ir::KernelGraph& g, const std::vector<uintptr_t>& in,
+    const std::vector<uintptr_t>& out) {
+  if (in.size() != g.inputs.size() || out.size() != g.outputs.size())
+    raise(what + ": expected " + std::to_string(g.inputs.size()) + " inputs and " +
+          std::to_string(g.outputs.size()) + " outputs");
+  std::vector<const void*> i(in.size());
+  std::vector<void*> o(out.size());
+  for (size_t k = 0; k < in.size(); ++k) i[k] = reinterpret_cast<const void*>(in[k]);
+  for (size_t k = 0; k < out.size(); ++k) o[k] = reinterpret_cast<void*>(out[k]);
+  return {std::move(i), std::move(o)};
+}
+
 // A uGraph compiled for the CPU (the JIT, cached on disk), run on raw buffers.
 class CpuKernel {
  public:
@@ -248,13 +262,7 @@ class CpuKernel {
   // dtypes and layouts (python/mugraph/_result.py). One call at a time: the module's
   // workspace is shared (a mutex, since the GIL is released while it runs).
   void run(const std::vector<uintptr_t>& in, const std::vector<uintptr_t>& out) {
-    if (in.size() != g_.inputs.size() || out.size() != g_.outputs.size())
-      raise("CpuKernel.run: expected " + std::to_string(g_.inputs.size()) + " inputs and " +
-            std::to_string(g_.outputs.size()) + " outputs");
-    std::vector<const void*> i(in.size());
-    std::vector<void*> o(out.size());
-    for (size_t k = 0; k < in.size(); ++k) i[k] = reinterpret_cast<const void*>(in[k]);
-    for (size_t k = 0; k < out.size(); ++k) o[k] = reinterpret_cast<void*>(out[k]);
+    const auto [i, o] = pointers("CpuKernel.run", g_, in, out);
     Status s;
     {
       py::gil_scoped_release release;
@@ -293,13 +301,7 @@ class CudaKernel {
   // the kernels and returns; launch errors raise.
   void run(const std::vector<uintptr_t>& in, const std::vector<uintptr_t>& out, uintptr_t workspace,
            uintptr_t stream, int device) {
-    if (in.size() != g_.inputs.size() || out.size() != g_.outputs.size())
-      raise("CudaKernel.run: expected " + std::to_string(g_.inputs.size()) + " inputs and " +
-            std::to_string(g_.outputs.size()) + " outputs");
-    std::vector<const void*> i(in.size());
-    std::vector<void*> o(out.size());
-    for (size_t k = 0; k < in.size(); ++k) i[k] = reinterpret_cast<const void*>(in[k]);
-    for (size_t k = 0; k < out.size(); ++k) o[k] = reinterpret_cast<void*>(out[k]);
+    const auto [i, o] = pointers("CudaKernel.run", g_, in, out);
     Status s;
     {
       py::gil_scoped_release release;

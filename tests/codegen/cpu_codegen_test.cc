@@ -11,6 +11,7 @@
 #include "search/search.h"
 #include "codegen/candidates.h"
 #include "test_util.h"
+#include "verify/small_programs.h"
 
 namespace mugraph {
 namespace {
@@ -31,23 +32,9 @@ std::vector<std::string> example_files() {
   return files;
 }
 
-// transpose (issue 21 item 3, issue 22): of a computed tensor, of an input with a strided
-// layout, in f16 and f32, feeding a matmul and an output.
-const char* kTransposes = R"(input X : f32[4, 6, 8]
-input W : f32[6, 5]
-input H : f16[8, 6] strides=[1, 8]
-T = transpose(X, perm=[0, 2, 1])
-M = matmul(T, W)
-E = exp(M)
-U = transpose(E, perm=[2, 1, 0])
-HT = transpose(H, perm=[1, 0])
-G = scale(HT, factor=1/2)
-output U
-output G
-)";
 
 TEST(CpuCodegen, TransposesMatchTheInterpreter) {
-  auto g = ir::parse_graph(kTransposes);
+  auto g = ir::parse_graph(testing::kTransposes);
   ASSERT_TRUE(g.ok()) << g.status().message();
   auto m = driver::compile_cpu({{"graph", &*g}}, test_jit());
   ASSERT_TRUE(m.ok()) << m.status().message();

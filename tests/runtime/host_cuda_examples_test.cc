@@ -12,6 +12,7 @@
 #include "driver/cuda_backend.h"
 #include "driver/host_cuda_check.h"
 #include "test_util.h"
+#include "verify/small_programs.h"
 
 namespace mugraph {
 namespace {
@@ -84,23 +85,9 @@ TEST(HostCudaExamples, Lora) { run_example("lora"); }
 TEST(HostCudaExamples, LoraConcatMatmul) { run_example("lora.concat_matmul"); }
 TEST(HostCudaExamples, NTrans) { run_example("ntrans"); }
 
-// transpose (issue 21 item 3, issue 22) in the CUDA harness: of a computed tensor, of an input with a strided
-// layout, in f16 and f32, feeding a matmul and an output.
-const char* kTransposes = R"(input X : f32[4, 6, 8]
-input W : f32[6, 5]
-input H : f16[8, 6] strides=[1, 8]
-T = transpose(X, perm=[0, 2, 1])
-M = matmul(T, W)
-E = exp(M)
-U = transpose(E, perm=[2, 1, 0])
-HT = transpose(H, perm=[1, 0])
-G = scale(HT, factor=1/2)
-output U
-output G
-)";
 
 TEST(HostCudaExamples, Transposes) {
-  auto g = ir::parse_graph(kTransposes);
+  auto g = ir::parse_graph(testing::kTransposes);
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_EQ(run_graphs({*g}, {"transposes"}, target::h100()).size(), 1u);
 }

@@ -11,43 +11,11 @@ std::string store(const Operand& o, const std::vector<std::string>& idx, const s
   return o.ptr + "[" + element(o, idx) + "] = mg::st<" + storage_type(o.dtype) + ">(" + v + ");";
 }
 
-// Opens a loop over the `count` elements of `shape` distributed per `loop`, and declares the
-// per-dim indices i0..i{r-1} (row-major decomposition of the linear index e, constants folded
-// by the compiler). Returns the index names; close with w.close().
-std::vector<std::string> open_elements(Writer& w, const ir::Shape& shape, Loop loop) {
-  const int64_t n = shape.numel();
-  if (loop == Loop::kBlock) {
-    w.open("for (int e = threadIdx.x; e < " + std::to_string(n) + "; e += blockDim.x)");
-  } else {
-    w.open("for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < " +
-           std::to_string(n) + "; e += int64_t(gridDim.x) * blockDim.x)");
-  }
-  const std::string ty = loop == Loop::kBlock ? "int" : "int64_t";
-  std::vector<std::string> idx;
-  int64_t inner = 1;
-  std::vector<int64_t> stride(static_cast<size_t>(shape.rank));
-  for (int d = shape.rank - 1; d >= 0; --d) {
-    stride[static_cast<size_t>(d)] = inner;
-    inner *= shape[d];
-  }
-  for (int d = 0; d < shape.rank; ++d) {
-    if (shape[d] == 1) {  // a size-1 dim has index 0: no variable
-      idx.push_back("0");
-      continue;
-    }
-    const std::string v = "i" + std::to_string(d);
-    std::string e = "e";
-    if (stride[static_cast<size_t>(d)] != 1) e = "(" + e + " / " + std::to_string(stride[static_cast<size_t>(d)]) + ")";
-    if (inner / stride[static_cast<size_t>(d)] != shape[d]) e = "(" + e + " % " + std::to_string(shape[d]) + ")";
-    w.line("const " + ty + " " + v + " = " + e + ";");
-    idx.push_back(v);
-  }
-  return idx;
-}
-
-// Declares the per-dim indices o0..o{r-1} of output element `o` (row-major decomposition, as
-// open_elements); returns their names.
-std::vector<std::string> output_index(Writer& w, const ir::Shape& shape, const std::string& ty) {
+// Declares per-dim indices <prefix>0..<prefix>{r-1} of the row-major linear index `var` over
+// `shape` (of C++ type `ty`; a size-1 dim's index is the constant 0, divisions by 1 and
+// remainders that cannot wrap are left out); returns their names.
+std::vector<std::string> index_vars(Writer& w, const ir::Shape& shape, const std::string& var,
+                                    const std::string& prefix, const std::string& ty) {
   std::vector<std::string> idx;
   int64_t inner = 1;
   std::vector<int64_t> stride(static_cast<size_t>(shape.rank));
@@ -60,12 +28,29 @@ std::vector<std::string> output_index(Writer& w, const ir::Shape& shape, const s
       idx.push_back("0");
       continue;
     }
-    const std::string v = "o" + std::to_string(d);
-    w.line("const " + ty + " " + v + " = (o / " + std::to_string(stride[static_cast<size_t>(d)]) +
-           ") % " + std::to_string(shape[d]) + ";");
+    const std::string v = prefix + std::to_string(d);
+    const int64_t st = stride[static_cast<size_t>(d)];
+    std::string e = var;
+    if (st != 1) e = "(" + e + " / " + std::to_string(st) + ")";
+    if (inner / st != shape[d]) e = "(" + e + " % " + std::to_string(shape[d]) + ")";
+    w.line("const " + ty + " " + v + " = " + e + ";");
     idx.push_back(v);
   }
   return idx;
+}
+
+// Opens a loop over the `count` elements of `shape` distributed per `loop`, and declares the
+// per-dim indices i0..i{r-1} (row-major decomposition of the linear index e, constants folded
+// by the compiler). Returns the index names; close with w.close().
+std::vector<std::string> open_elements(Writer& w, const ir::Shape& shape, Loop loop) {
+  const int64_t n = shape.numel();
+  if (loop == Loop::kBlock) {
+    w.open("for (int e = threadIdx.x; e < " + std::to_string(n) + "; e += blockDim.x)");
+  } else {
+    w.open("for (int64_t e = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; e < " +
+           std::to_string(n) + "; e += int64_t(gridDim.x) * blockDim.x)");
+  }
+  return index_vars(w, shape, "e", "i", loop == Loop::kBlock ? "int" : "int64_t");
 }
 
 // How a sum is spread: a warp per output for a reduction along the input's stride-1 dim of
@@ -97,7 +82,7 @@ void emit_sum(Writer& w, const ir::OpAttrs& a, const Operand& in, const Operand&
     } else {
       w.open("for (int o = threadIdx.x / 32; o < " + std::to_string(n) + "; o += blockDim.x / 32)");
     }
-    const std::vector<std::string> idx = output_index(w, out.shape, ty);
+    const std::vector<std::string> idx = index_vars(w, out.shape, "o", "o", ty);
     std::vector<std::string> src = idx;
     src[dim] = add_expr(mul_expr(idx[dim], a.group), "g");
     w.line("float acc = 0.f;");

@@ -96,7 +96,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
     __syncthreads();
     // d = sum(e)
     for (int o = threadIdx.x / 32; o < 128; o += blockDim.x / 32) {
-      const int o1 = (o / 1) % 128;
+      const int o1 = o;
       float acc = 0.f;
       for (int g = threadIdx.x % 32; g < 64; g += 32) acc += mg::ld(s_e[o1 * 64 + g]);
       acc = mg::warp_sum(acc);

@@ -93,7 +93,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
     mg::matmul_tile(16, 32, 64, mg::Mat<const mg::f16>{s_xg + 0, 64, 1}, mg::Mat<const mg::f16>{s_w + 0, 32, 1}, mg::Mat<float>{s_macc + 0, 32, 1}, it > 0);
     // ss = sum(sq)
     for (int o = threadIdx.x / 32; o < 16; o += blockDim.x / 32) {
-      const int o0 = (o / 1) % 16;
+      const int o0 = o;
       float acc = 0.f;
       for (int g = threadIdx.x % 32; g < 64; g += 32) acc += mg::ld(s_sq[o0 * 64 + g]);
       acc = mg::warp_sum(acc);
