@@ -23,5 +23,6 @@ with torch.no_grad():
     [compiled(x) for _ in range(50)]; t2 = time.perf_counter()
 print(be.report())
 assert torch.allclose(got, want, rtol=1e-4, atol=1e-4), (got - want).abs().max()
+assert be.regions and all(r["replaced"] for r in be.regions), be.report()
 print("max abs err vs eager %.1e; eager %.3f ms, compiled with mugraph %.3f ms (%.2fx)" % (
     (got - want).abs().max(), (t1 - t0) * 20, (t2 - t1) * 20, (t1 - t0) / (t2 - t1)))

@@ -58,6 +58,9 @@ class Backend:
         if target not in _mugraph.targets():
             raise _mugraph.Error("mg.backend(target=%r): unknown target (known: %s)"
                                  % (target, ", ".join(_mugraph.targets())))
+        # Checked now, as superoptimize would (a typo would otherwise surface only per region).
+        _mugraph.check_search_options({k: v for k, v in options.items() if k not in
+                                       ("top", "runs", "accept_unproved", "name", "progress")})
         self.target, self.time_budget, self.cache, self.options = target, time_budget, cache, options
         self.regions = []   # one dict per region seen: name, ops, replaced, chosen, why, ...
         self.left_to_torch = []  # per graph: the ops outside every region (PyTorch runs them)
@@ -116,8 +119,11 @@ class Backend:
                 return _supported(torch, node, modules)
 
         part = CapabilityBasedPartitioner(gm, Support(), allows_single_node_partition=True)
+        # A region of data movement alone (views, transposes) stays with PyTorch: a kernel
+        # would copy what torch leaves as a zero-copy view.
         partitions = [p for p in part.propose_partitions()
-                      if any(classify(torch, n, modules) != "reshape" for n in p.nodes)]
+                      if any(classify(torch, n, modules) not in ("reshape", "layout")
+                             for n in p.nodes)]
         fused = part.fuse_partitions(partitions)
         for node in list(fused.graph.nodes):
             if node.op != "call_module" or not str(node.target).startswith("fused_"):

@@ -328,8 +328,7 @@ class _Converter:
             perm = list(range(rank))[::-1]
         if v.pending is not None:
             return _Value(pending=v.pending.view(perm))
-        if perm == list(range(rank)):
-            return self.out(node, v.tensor)
+        # (An identity perm is a copy too: the result is a tensor of its own, as torch's.)
         return self.out(node, self.g.op("transpose", v.tensor, perm=perm))
 
 

@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 
 #include <atomic>
+#include <exception>
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -192,26 +193,41 @@ Optimized optimize(const ir::KernelGraph& program, const std::string& target_nam
   o.search.cancel = &cancel;
   Result<driver::OptimizeReport> r = error("optimize did not run");
   std::optional<py::error_already_set> interrupted;
+  std::exception_ptr thrown;  // an internal error of the search, raised here as before
   {
     py::gil_scoped_release release;
     std::promise<void> finished;
     std::future<void> done = finished.get_future();
     std::thread worker([&] {
-      r = driver::optimize(program, o);
+      try {
+        r = driver::optimize(program, o);
+      } catch (...) {
+        thrown = std::current_exception();
+      }
       driver::end_progress();
       finished.set_value();
     });
-    while (done.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
-      if (interrupted) continue;
-      py::gil_scoped_acquire acquire;
-      if (PyErr_CheckSignals() != 0) {
-        interrupted.emplace();  // takes the pending exception (KeyboardInterrupt)
+    struct Join {  // the worker is joined on every way out of this block
+      std::thread& t;
+      std::atomic<bool>& cancel;
+      ~Join() {
         cancel = true;
+        if (t.joinable()) t.join();
       }
+    } join{worker, cancel};
+    while (done.wait_for(std::chrono::milliseconds(50)) != std::future_status::ready) {
+      py::gil_scoped_acquire acquire;
+      if (PyErr_CheckSignals() == 0) continue;
+      if (interrupted) {
+        PyErr_Clear();  // a second Ctrl-C while the search stops: the first is raised
+        continue;
+      }
+      interrupted.emplace();  // takes the pending exception (KeyboardInterrupt)
+      cancel = true;
     }
-    worker.join();
   }
   if (interrupted) throw *interrupted;
+  if (thrown) std::rethrow_exception(thrown);
   const driver::OptimizeReport report = value_or_raise(std::move(r));
   Optimized out = from_files(driver::optimize_files(report, program));
   out.chosen = report.chosen().label;
@@ -418,6 +434,10 @@ PYBIND11_MODULE(_mugraph, m) {
       },
       py::arg("ref"), py::arg("cand"), py::arg("delta"), py::arg("seed"), py::arg("screen"));
 
+  m.def("check_search_options", [](const py::dict& kw) {
+    search::SearchOptions s;
+    apply_search_kwargs(s, kw);  // raises as superoptimize would
+  });
   py::class_<Optimized>(m, "Optimized")
       .def_readonly("best", &Optimized::best)
       .def_readonly("chosen", &Optimized::chosen)

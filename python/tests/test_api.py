@@ -203,6 +203,17 @@ def test_ctrl_c_stops_the_search_and_raises_keyboard_interrupt(examples):
     assert mg.superoptimize(mg.parse(LORA), target="cpu", **SMALL).verified
 
 
+def test_a_program_naming_a_tensor_t1_is_searched():
+    # Found by a new user: the builder's and from_torch's names (t1, t2, ...) met a search's
+    # automatic names and aborted the process.
+    r = mg.superoptimize(mg.parse("input a : f32[4, 8]\nt1 = softmax(a, dim=1)\noutput t1\n"),
+                         target="cpu", time_budget=3)
+    x = np.random.default_rng(0).uniform(-1, 1, (4, 8)).astype(np.float32)
+    (y,) = r(x)
+    e = np.exp(x.astype(np.float64))
+    assert np.abs(y - e / e.sum(axis=1, keepdims=True)).max() < 1e-6
+
+
 def test_option_errors():
     g = mg.parse(LORA)
     with pytest.raises(TypeError, match="unknown option 'max_ops'"):

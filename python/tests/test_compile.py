@@ -56,7 +56,8 @@ def test_decoder_layer_through_torch_compile():
     print(report)
     assert torch.allclose(got, want, rtol=1e-4, atol=1e-4), (got - want).abs().max()
     replaced = [r for r in be.regions if r["replaced"]]
-    assert replaced, report
+    assert replaced and len(replaced) == len(be.regions), report
+    assert any(r["ops"] >= 17 for r in replaced), report  # the attention, head split included
     assert "-> mugraph:" in report
     # The gated MLP (silu(gate) * up, then down) is one region: linear, silu, mul, linear.
     assert any(r["ops"] >= 4 for r in replaced), report
@@ -82,6 +83,8 @@ def test_decoder_layer_through_torch_compile():
 def test_backend_refuses_unknown_targets_and_graphs_that_need_grad():
     with pytest.raises(mg.Error, match=r"mg.backend\(target='tpu'\): unknown target \(known: a100, h100, h200, cpu\)"):
         mg.backend(target="tpu")
+    with pytest.raises(TypeError, match="unknown option 'max_opz'"):
+        mg.backend(target="cpu", max_opz=3)
     torch._dynamo.reset()
     lin = torch.nn.Linear(8, 8)
     be = mg.backend(target="cpu", time_budget=5, max_kernel_ops=1, max_graph_defined=0)

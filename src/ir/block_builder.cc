@@ -44,7 +44,7 @@ Result<BlockBuilder> BlockBuilder::make(std::vector<TensorType> input_types, Dim
 }
 
 Result<TensorId> BlockBuilder::add_tensor(const std::string& name, TensorType type, Phase phase) {
-  MG_ASSIGN_OR_RETURN(std::string n, names_.claim(name, g_.tensors.size()));
+  MG_ASSIGN_OR_RETURN(std::string n, names_.claim(name, g_.tensors.size(), g_.tensors));
   const auto id = static_cast<TensorId>(g_.tensors.size());
   g_.tensors.push_back({n, std::move(type)});
   g_.phases.push_back(phase);

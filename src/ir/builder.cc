@@ -6,10 +6,22 @@
 
 namespace mugraph::ir {
 
-Result<std::string> NameScope::claim(const std::string& name, size_t next_index) {
+Result<std::string> NameScope::claim(const std::string& name, size_t next_index,
+                                     std::vector<Tensor>& tensors) {
   std::string n = name.empty() ? "t" + std::to_string(next_index) : name;
   while (name.empty() && ids_.count(n)) n += "_";
-  if (ids_.count(n)) return error("tensor name '", n, "' is already defined");
+  if (auto it = ids_.find(n); it != ids_.end()) {
+    if (!automatic_.count(n)) return error("tensor name '", n, "' is already defined");
+    std::string moved = n + "_";
+    while (ids_.count(moved)) moved += "_";
+    const TensorId old = it->second;
+    ids_.erase(it);
+    automatic_.erase(n);
+    ids_[moved] = old;
+    automatic_.insert(moved);
+    tensors[static_cast<size_t>(old)].name = moved;
+  }
+  if (name.empty()) automatic_.insert(n);
   return n;
 }
 
@@ -72,7 +84,7 @@ Result<TensorId> ThreadBuilder::op(OpKind op, const std::vector<TensorId>& input
     types.push_back(g_.tensors[static_cast<size_t>(id)].type);
   }
   MG_ASSIGN_OR_RETURN(TensorType type, infer_type(op, attrs, types));
-  MG_ASSIGN_OR_RETURN(std::string n, names_.claim(name, g_.tensors.size()));
+  MG_ASSIGN_OR_RETURN(std::string n, names_.claim(name, g_.tensors.size(), g_.tensors));
   const auto id = static_cast<TensorId>(g_.tensors.size());
   g_.tensors.push_back({n, type});
   names_.bind(n, id);
@@ -96,7 +108,7 @@ Result<std::shared_ptr<const ThreadGraph>> ThreadBuilder::finish() && {
 // ---------------------------------------------------------------- kernel level
 
 Result<TensorId> KernelBuilder::add_tensor(const std::string& name, TensorType type) {
-  MG_ASSIGN_OR_RETURN(std::string n, names_.claim(name, g_.tensors.size()));
+  MG_ASSIGN_OR_RETURN(std::string n, names_.claim(name, g_.tensors.size(), g_.tensors));
   const auto id = static_cast<TensorId>(g_.tensors.size());
   g_.tensors.push_back({n, std::move(type)});
   names_.bind(n, id);

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,13 +18,16 @@ namespace mugraph::ir {
 // Scope of unique tensor names shared by the three builders.
 class NameScope {
  public:
-  // Returns `name` (or "t<next>" when empty) after checking it is new.
-  Result<std::string> claim(const std::string& name, size_t next_index);
+  // Returns `name` (or "t<next>" when empty) after checking it is new. An explicit name that
+  // an earlier automatic name took (a composite's temporaries are "t1", "t2", ... and a program
+  // may name a tensor "t1" after them) is freed: the earlier tensor of `tensors` is renamed.
+  Result<std::string> claim(const std::string& name, size_t next_index, std::vector<Tensor>& tensors);
   std::optional<TensorId> find(const std::string& name) const;
   void bind(const std::string& name, TensorId id) { ids_[name] = id; }
 
  private:
   std::map<std::string, TensorId> ids_;
+  std::set<std::string> automatic_;  // names claimed empty
 };
 
 class ThreadBuilder {

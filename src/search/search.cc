@@ -192,9 +192,6 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
   double best_model_s = std::numeric_limits<double>::infinity();  // guarded by mu
   auto store = [&](int i, TaskResult tr) {
     std::lock_guard<std::mutex> lock(mu);
-    if (o.progress)
-      for (const ir::KernelGraph& g : tr.graphs)
-        best_model_s = std::min(best_model_s, opt::estimate(g, o.target).total_s);
     const int d = tr.stats.deepest;
     if (d > deepest || (d == deepest && d > 0 && i < deepest_task))
       deepest = d, deepest_prefix = tr.stats.deepest_prefix, deepest_task = i;
@@ -203,6 +200,9 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
       tasks[static_cast<size_t>(i)].retry = true;
       return;
     }
+    if (o.progress)
+      for (const ir::KernelGraph& g : tr.graphs)
+        best_model_s = std::min(best_model_s, opt::estimate(g, o.target).total_s);
     tasks[static_cast<size_t>(i)] = std::move(tr);
   };
   const TaskContext context{program, o, en, deadline, [&found] { ++found; }};

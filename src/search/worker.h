@@ -62,9 +62,11 @@ inline Rank make_rank(const std::vector<int>& inputs, int code, int64_t attr) {
 
 inline bool commutative(OpKind op) { return op == OpKind::kAdd || op == OpKind::kMul; }
 
-// Ops the abstraction cannot see: their expression equals (one of) their input(s).
+// Ops the abstraction cannot see: their expression equals (one of) their input(s). Their
+// attributes come from the program's own instances of them (anchors).
 inline bool abstracted(OpKind op) {
-  return op == OpKind::kScale || op == OpKind::kNeg || op == OpKind::kSub;
+  return op == OpKind::kScale || op == OpKind::kNeg || op == OpKind::kSub ||
+         op == OpKind::kTranspose;
 }
 
 // Calls fn(tuple) for every `arity`-tuple over [0, n) with at least one index >= lo (the rank

@@ -174,5 +174,27 @@ TEST(Validity, BuilderRejectsMismatchedBlockInputs) {
       << r.status().message();
 }
 
+// Found by a new user: an automatic name ("t1", a tensor built without one) and a later explicit
+// "t1" (the builder's and from_torch's names) aborted the planned search. The explicit name wins;
+// the automatic one moves aside. Two explicit ones still collide.
+TEST(Names, AnExplicitNameTakesItsPlaceFromAnAutomaticOne) {
+  KernelBuilder kb;
+  auto x = kb.input("X", TensorType::make(DType::kF32, {4, 8}));
+  ASSERT_TRUE(x.ok());
+  auto a = kb.op(OpKind::kExp, {*x});  // automatic: t1
+  ASSERT_TRUE(a.ok());
+  auto b = kb.op(OpKind::kNeg, {*a}, {}, "t1");
+  ASSERT_TRUE(b.ok()) << b.status().message();
+  auto c = kb.op(OpKind::kNeg, {*b}, {}, "t1");
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("tensor name 't1' is already defined"), std::string::npos);
+  ASSERT_TRUE(kb.output(*b).ok());
+  auto g = std::move(kb).finish();
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->tensor(*b).name, "t1");
+  EXPECT_EQ(g->tensor(*a).name, "t1_");
+  EXPECT_EQ(parse_graph(print_graph(*g)).value(), *g);
+}
+
 }  // namespace
 }  // namespace mugraph::ir
