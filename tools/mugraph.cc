@@ -28,6 +28,7 @@
 #include "driver/progress.h"
 #include "driver/version.h"
 #include "ir/dot.h"
+#include "ir/hlo_import.h"
 #include "ir/json.h"
 #include "ir/text.h"
 #include "search/distributed.h"
@@ -381,6 +382,26 @@ int cmd_dot(const Options& o) {
   return 0;
 }
 
+// mugraph hlo FILE.hlo: the HLO module's entry computation as a mugraph program (issue 22).
+int cmd_hlo(const Options& o) {
+  std::ifstream f(o.file);
+  if (!f) return fail(Status::error("cannot read " + o.file));
+  std::stringstream text;
+  text << f.rdbuf();
+  auto h = ir::import_hlo(text.str(), o.file);
+  if (!h.ok()) return fail(h.status());
+  std::string out = "# imported from " + o.file + " (mugraph hlo)\n";
+  for (const auto& [name, v] : h->constants) {
+    std::ostringstream c;
+    c << std::setprecision(17) << v;
+    out += "# " + name + " stands for the HLO constant " + c.str() + "\n";
+  }
+  for (const std::string& n : h->notes) out += "# note: " + n + "\n";
+  out += ir::print_graph(h->graph);
+  if (Status s = write_output(o.out, out); !s.ok()) return fail(s);
+  return 0;
+}
+
 // --memory-budget SIZE (verify, search, optimize).
 void add_memory_budget_flag(CLI::App* c, Options& o) {
   c->add_option("--memory-budget", o.memory_budget,
@@ -566,6 +587,9 @@ int main(int argc, char** argv) {
   cg->add_option("FILE", o.file, "uGraph (text or JSON)")->required();
   cg->add_option("--target", o.target, "cpu (default; C++) or a100, h100, h200 (CUDA)");
   cg->add_option("-o,--out", o.out, "write to this file instead of stdout");
+  auto* hlo = app.add_subcommand("hlo", "import an XLA HLO text module (as JAX prints it) as a mugraph program");
+  hlo->add_option("FILE", o.file, "HLO text (jax.jit(f).lower(...).compiler_ir('hlo').as_hlo_text())")->required();
+  hlo->add_option("-o,--out", o.out, "write the program to this file instead of stdout");
   auto* dot = app.add_subcommand("dot", "print the uGraph as Graphviz DOT");
   dot->add_option("FILE", o.file, "uGraph (text or JSON)")->required();
   dot->add_option("-o,--out", o.out, "write to this file instead of stdout");
@@ -610,6 +634,7 @@ int main(int argc, char** argv) {
       if (*ver) return cmd_verify(o);
       if (*ex) return cmd_expr(o);
       if (*dot) return cmd_dot(o);
+      if (*hlo) return cmd_hlo(o);
       if (*se) {
         plan_unless_space_given(se, o);
         o.min_blocks_given = se->count("--min-blocks") > 0;

@@ -279,14 +279,25 @@ class Importer {
     std::vector<std::string> names;
     for (Value& o : outs) {
       if (o.kind == Value::kConst) return fail(at, "an output is a constant (mugraph programs output tensors)");
+      if (o.kind == Value::kRowMax)
+        return fail(at, "an output is a max reduction (mugraph has no max: only softmax's is imported, dropped)");
       if (o.kind != Value::kTensor || o.shifted)
         return fail(at, "an output is part of a softmax's max subtraction");
       MG_ASSIGN_OR_RETURN(Value t, materialize(o, at));
       names.push_back(t.name);
     }
+    // Only what the outputs need (a reshape folded into a later one leaves its line unused).
+    std::set<std::string> live(names.begin(), names.end());
+    std::vector<bool> keep(lines_.size(), false);
+    for (size_t k = lines_.size(); k-- > 0;) {
+      if (!live.count(lines_[k].name)) continue;
+      keep[k] = true;
+      for (const std::string& d : lines_[k].deps) live.insert(d);
+    }
     std::string text;
     for (const std::string& l : inputs_) text += l + "\n";
-    for (const std::string& l : lines_) text += l + "\n";
+    for (size_t k = 0; k < lines_.size(); ++k)
+      if (keep[k]) text += lines_[k].name + " = " + lines_[k].call + "\n";
     for (const std::string& n : names) text += "output " + n + "\n";
     out_.text = text;
     auto g = parse_graph(text);
@@ -349,10 +360,36 @@ class Importer {
   Value emit(const std::string& hint, const std::string& call, const Shape& stored,
              const std::vector<int64_t>& shape, DType dt) {
     const std::string n = fresh(hint);
-    lines_.push_back(n + " = " + call);
+    Line l{n, call, {}};
+    const size_t open = call.find('('), close = call.rfind(')');
+    for (const std::string& a : split_top(call.substr(open + 1, close - open - 1), ','))
+      if (a.find('=') == std::string::npos) l.deps.push_back(a);
+    lines_.push_back(std::move(l));
     Value v;
     v.name = n, v.stored = stored, v.shape = shape, v.dtype = dt;
     return v;
+  }
+
+  // `v` reshaped to `want` (mugraph dims): a reshape of a reshape reads the first one's input,
+  // and a reshape back to that input's shape is the input itself.
+  Value reshape_to(const Value& v, const std::vector<int64_t>& want, const std::string& hint,
+                   const std::vector<int64_t>& shape) {
+    std::string src = v.name;
+    Shape src_shape = v.stored;
+    if (auto it = reshaped_.find(v.name); it != reshaped_.end()) src = it->second.first, src_shape = it->second.second;
+    Value r;
+    if (to_shape(want) == src_shape) {
+      r = v;
+      r.name = src, r.stored = src_shape;
+    } else if (to_shape(want) == v.stored) {
+      r = v;
+    } else {
+      r = emit(hint, "reshape(" + src + ", shape=" + dims_text(want) + ")", to_shape(want), shape, v.dtype);
+      reshaped_[r.name] = {src, src_shape};
+    }
+    r.shape = shape;
+    r.shifted = v.shifted, r.max_id = v.max_id, r.max_dims = v.max_dims;
+    return r;
   }
 
   Result<Value> parameter(const Instr& p) {
@@ -391,7 +428,7 @@ class Importer {
       if (v.stored.rank > static_cast<int>(want.size())) return fail(at, "an operand of higher rank than its value (a bug)");
       std::vector<int64_t> s(want.size(), 1);
       for (int d = 0; d < v.stored.rank; ++d) s[want.size() - static_cast<size_t>(v.stored.rank) + static_cast<size_t>(d)] = v.stored[d];
-      v = emit(v.name + "_r", "reshape(" + v.name + ", shape=" + dims_text(s) + ")", to_shape(s), v.shape, v.dtype);
+      v = reshape_to(v, s, v.name + "_r", v.shape);
     }
     for (int d = 0; d < v.stored.rank; ++d) {
       const int64_t w = want[static_cast<size_t>(d)];
@@ -635,12 +672,9 @@ class Importer {
         if (od < 0 || od >= static_cast<int64_t>(t.dims.size())) return fail(i, "dimensions= out of range");
         stored[static_cast<size_t>(od)] = x.shape[k];
       }
-      Value v = m;
-      if (t.dims.empty()) return with_shape(v);
-      if (!(to_shape(stored) == m.stored))
-        v = emit(i.name, "reshape(" + m.name + ", shape=" + dims_text(stored) + ")", to_shape(stored), t.dims, m.dtype);
-      v.shifted = x.shifted, v.max_id = x.max_id, v.max_dims = x.max_dims;
-      return with_shape(v);
+      if (t.dims.empty()) return with_shape(m);
+      m.shifted = x.shifted, m.max_id = x.max_id, m.max_dims = x.max_dims;
+      return reshape_to(m, stored, i.name, t.dims);
     }
     if (op == "reshape" || op == "transpose") {
       MG_ASSIGN_OR_RETURN(Value x, arg(0));
@@ -649,9 +683,8 @@ class Importer {
       MG_ASSIGN_OR_RETURN(Value m, materialize(x, i));
       Value v = m;
       if (op == "reshape") {
-        const std::vector<int64_t> want = t.dims.empty() ? std::vector<int64_t>{1} : t.dims;
-        if (!(to_shape(want) == m.stored))
-          v = emit(i.name, "reshape(" + m.name + ", shape=" + dims_text(want) + ")", to_shape(want), t.dims, m.dtype);
+        m.shifted = x.shifted, m.max_id = x.max_id, m.max_dims = x.max_dims;
+        return reshape_to(m, t.dims.empty() ? std::vector<int64_t>{1} : t.dims, i.name, t.dims);
       } else {
         auto perm = int_list(i.attrs.count("dimensions") ? i.attrs.at("dimensions") : "");
         if (!perm) return fail(i, "expects dimensions={...}");
@@ -693,10 +726,7 @@ class Importer {
         s[static_cast<int>(d)] = 1;
         v = emit(i.name + "_s", "sum(" + v.name + ", dim=" + std::to_string(d) + ", group=" + std::to_string(v.stored[static_cast<int>(d)]) + ")", s, v.shape, v.dtype);
       }
-      const std::vector<int64_t> want = t.dims.empty() ? std::vector<int64_t>{1} : t.dims;
-      if (!(to_shape(want) == v.stored))
-        v = emit(i.name, "reshape(" + v.name + ", shape=" + dims_text(want) + ")", to_shape(want), t.dims, v.dtype);
-      v.shape = t.dims;
+      v = reshape_to(v, t.dims.empty() ? std::vector<int64_t>{1} : t.dims, i.name, t.dims);
       v.shifted = shifted, v.max_id = max_id, v.max_dims = *dims;
       return v;
     }
@@ -772,7 +802,13 @@ class Importer {
   const Module& m_;
   std::string source_;
   HloImport out_;
-  std::vector<std::string> inputs_, lines_;
+  struct Line {
+    std::string name, call;
+    std::vector<std::string> deps;
+  };
+  std::vector<std::string> inputs_;
+  std::vector<Line> lines_;
+  std::map<std::string, std::pair<std::string, Shape>> reshaped_;  // reshape -> its input
   std::set<std::string> used_;
   std::map<std::string, DType> const_types_;
   int next_max_ = 0;
