@@ -5,6 +5,7 @@ parser, so a wrong shape or dtype raises mugraph.Error at the call that made it,
 The ops are read from the C++ op table (kernel-level ops and the composites rms_norm, softmax,
 attention), never listed here.
 """
+import math
 from fractions import Fraction
 
 from . import _mugraph
@@ -27,6 +28,8 @@ def _attr_text(op, key, value):
     try:
         if key == "factor":
             # The simplest ratio that is the same float (0.1 -> 1/10), else the exact one.
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(value)
             exact = Fraction(value)
             f = exact.limit_denominator(1 << 30)
             if float(f) != float(exact):
@@ -37,9 +40,10 @@ def _attr_text(op, key, value):
         if isinstance(value, bool) or int(value) != value:
             raise ValueError(value)
         return "%s=%d" % (key, int(value))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise _mugraph.Error("%s: %s=%r is not %s" % (
-            op, key, value, {"factor": "a number", "shape": "a list of ints"}.get(key, "an int"))) from None
+            op, key, value, {"factor": "a finite number", "shape": "a list of ints",
+                             "perm": "a list of ints"}.get(key, "an int"))) from None
 
 
 class Graph:
@@ -136,8 +140,8 @@ class Graph:
                 attrs["dim"] += rank
         if op == "sum" and "group" not in attrs and isinstance(attrs.get("dim"), int):
             shape = self._shape(args[0])  # sum over the whole dim unless a group is given
-            if 0 <= attrs["dim"] < len(shape):
-                attrs["group"] = shape[attrs["dim"]]
+            # (a dim out of range gets group=1: the parser then says the dim is out of range)
+            attrs["group"] = shape[attrs["dim"]] if 0 <= attrs["dim"] < len(shape) else 1
         args += [_attr_text(op, k, v) for k, v in attrs.items()]
         out = self._fresh(name, "t")
         self._check("%s = %s(%s)" % (out, op, ", ".join(args)), "%s '%s'" % (op, out), out)

@@ -32,6 +32,9 @@ def _pointer(x, spec, index):
         import torch
         if x.device.type not in ("cpu", "cuda"):
             raise _mugraph.Error("%s: a %s; expected a CPU or CUDA tensor" % (where, _describe(x)))
+        if x.layout != torch.strided:
+            raise _mugraph.Error("%s: a %s tensor; expected a dense (strided) one (.to_dense())"
+                                 % (where, str(x.layout).replace("torch.", "")))
         if x.dtype != getattr(torch, torch_name):
             raise _mugraph.Error("%s: dtype %s, expected %s (torch.%s)"
                                  % (where, str(x.dtype).replace("torch.", ""), want, torch_name))
@@ -220,9 +223,11 @@ class Result:
             bad = _non_finite(o)
             if bad:
                 import warnings
-                warnings.warn("mugraph: output '%s' has %d non-finite entries (overflow in its "
-                              "storage type? mugraph's softmax subtracts no max: large logits "
-                              "overflow)" % (name, bad), stacklevel=2)
+                why = ("overflow in its storage type? mugraph's softmax subtracts no max: large "
+                       "logits overflow" if "exp(" in self.best.text() else
+                       "overflow in its storage type, or a division by zero?")
+                warnings.warn("mugraph: output '%s' has %d non-finite entries (%s)"
+                              % (name, bad, why), stacklevel=2)
         return outs
 
     def _run_cuda(self, device, ptrs, outs):

@@ -505,6 +505,10 @@ def from_torch(fn, *example_inputs):
     if not example_inputs:
         raise _mugraph.Error("from_torch(fn, *example_inputs): give one example tensor per "
                              "argument of fn (their shapes and dtypes define the program)")
+    for k, t in enumerate(example_inputs):
+        if not isinstance(t, torch.Tensor):
+            raise _mugraph.Error("from_torch: example input %d is a %s; give torch tensors (their "
+                                 "shapes and dtypes define the program)" % (k, type(t).__name__))
     tracer = _tracer(torch)()
     tracer.record_stack_traces = True
     try:
@@ -513,6 +517,11 @@ def from_torch(fn, *example_inputs):
         raise _mugraph.Error("from_torch: torch.fx could not trace %s: %s"
                              % (getattr(fn, "__name__", type(fn).__name__), e)) from None
     gm = torch.fx.GraphModule(tracer.root, graph)  # the root holds closure constants too
+    arity = len([n for n in gm.graph.nodes if n.op == "placeholder"])
+    if arity != len(example_inputs):
+        raise _mugraph.Error("from_torch: %s takes %d argument(s), %d example input(s) given"
+                             % (getattr(fn, "__name__", type(fn).__name__), arity,
+                                len(example_inputs)))
     with torch.no_grad():
         record_shapes(torch, gm, example_inputs)
     conv = _Converter(torch, gm, example_inputs)

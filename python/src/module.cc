@@ -387,7 +387,8 @@ PYBIND11_MODULE(_mugraph, m) {
       .def("check",
            [](const ir::KernelGraph& g, const std::string& target) {
              ok_or_raise(driver::validate(g, find_target_or_raise(target)));
-           })
+           },
+           py::arg("target") = "cpu")
       .def("__eq__", [](const ir::KernelGraph& a, const ir::KernelGraph& b) { return a == b; });
 
   m.def("parse", [](const std::string& text, const std::string& source) {

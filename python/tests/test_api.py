@@ -214,6 +214,27 @@ def test_a_program_naming_a_tensor_t1_is_searched():
     assert np.abs(y - e / e.sum(axis=1, keepdims=True)).max() < 1e-6
 
 
+def test_more_errors_a_new_user_met():
+    g = mg.Graph()
+    X = g.input((4, 8), "f32", name="X")
+    with pytest.raises(mg.Error, match="dim=2 is out of range"):
+        g.sum(X, dim=2)
+    with pytest.raises(mg.Error, match="factor=inf is not a finite number"):
+        g.scale(X, factor=float("inf"))
+    g.output(g.exp(X))
+    g.check()  # the CPU by default
+    torch = pytest.importorskip("torch")
+    with pytest.raises(mg.Error, match="example input 0 is a ndarray; give torch tensors"):
+        mg.from_torch(lambda a: a * a, np.zeros((2, 2), np.float32))
+    with pytest.raises(mg.Error, match="takes 2 argument\\(s\\), 1 example input\\(s\\) given"):
+        mg.from_torch(lambda a, b: a * b, torch.zeros(2, 2))
+    r = mg.superoptimize(mg.parse(LORA), target="cpu", cache=False, **SMALL)
+    x = torch.zeros(4, 32, dtype=torch.float16)
+    w, a, b = (torch.zeros(s, dtype=torch.float16) for s in ((32, 64), (32, 4), (4, 64)))
+    with pytest.raises(mg.Error, match="input 0 \\('X'\\): a sparse_coo tensor"):
+        r(x.to_sparse(), w, a, b)
+
+
 def test_option_errors():
     g = mg.parse(LORA)
     with pytest.raises(TypeError, match="unknown option 'max_ops'"):
