@@ -88,7 +88,7 @@ def test_builder_errors_name_the_call():
     # Attributes and composites go through; sum's group defaults to the whole dim, and a
     # negative dim counts from the last (as in numpy and torch).
     full = g.sum(X, dim=-1, name="full")
-    with pytest.raises(mg.Error, match=r"scale: factor='x' is not a number"):
+    with pytest.raises(mg.Error, match=r"scale: factor='x' is not a finite number"):
         g.scale(X, factor="x")
     with pytest.raises(mg.Error, match=r"input\(\): shape must be a tuple of ints"):
         g.input(4, "f32")
