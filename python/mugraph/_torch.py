@@ -158,11 +158,20 @@ class _Converter:
             elif node.op == "output":
                 outs = node.args[0]
                 outs = list(outs) if isinstance(outs, (tuple, list)) else [outs]
+                done = set()
                 for o in outs:
                     if not isinstance(o, torch.fx.Node):
                         self.fail(node, "an output is not a tensor")
                     try:
-                        self.g.output(self.tensor(node, o, "an output").tensor)
+                        v = self.tensor(node, o, "an output")
+                        t = v.tensor
+                        if t.name in self.sources or t.name in done:
+                            # An input (or a view of one) returned, or one tensor returned
+                            # twice: a mugraph output is a tensor of its own, so a copy.
+                            rank = len(v.shape) if v.shape is not None else len(self.g._shape(t.name))
+                            t = self.g.op("transpose", t, perm=list(range(rank)))
+                        done.add(t.name)
+                        self.g.output(t)
                     except _mugraph.Error as e:
                         if str(e).startswith("from_torch: "):
                             raise

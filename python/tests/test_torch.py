@@ -91,6 +91,15 @@ def test_transposes_of_computed_tensors_are_transpose_ops():
     assert rel_err(o2, (x[0].double() ** 2).t()) < 1e-6
 
 
+def test_inputs_returned_and_tensors_returned_twice_are_copies():
+    x = torch.randn(4, 6)
+    for fn, want in ((lambda a: a, lambda a: (a,)), (lambda a: a.t(), lambda a: (a.t(),)),
+                     (lambda a: (lambda y: (y, y))(a * a), lambda a: (a * a, a * a))):
+        g, r, outs = run(fn, x)
+        for got, ref in zip(outs, want(x.double())):
+            assert rel_err(got, ref) < 1e-6
+
+
 def test_what_mugraph_cannot_express_is_an_error_naming_the_op_and_line():
     def plus_one(x):
         return x + 1.0
