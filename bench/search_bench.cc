@@ -222,8 +222,11 @@ int main(int argc, char** argv) {
     auto flash = [](const ir::KernelGraph& g) {
       return g.ops.size() == 1 && g.ops[0].graph_defined && g.ops[0].block->forloop > 1;
     };
-    auto split_kv = [](const ir::KernelGraph& g) {
-      return g.ops.size() == 2 && g.ops[0].graph_defined && g.ops[1].graph_defined;
+    auto split_kv = [](const ir::KernelGraph& g) {  // partials of Q, K, V; then their sum
+      if (g.ops.size() != 2 || !g.ops[0].graph_defined || !g.ops[1].graph_defined) return false;
+      for (ir::TensorId t : g.ops[1].inputs)
+        if (std::find(g.inputs.begin(), g.inputs.end(), t) != g.inputs.end()) return false;
+      return g.ops[0].inputs.size() == g.inputs.size();
     };
     auto concat = [](const ir::KernelGraph& g) {
       for (const ir::KernelOp& op : g.ops)

@@ -95,6 +95,15 @@ std::vector<Stage> plan_stages(const ir::KernelGraph& program, const SearchOptio
     if (r > 1 && shape.loop_extent % r == 0) loop.forloop_ranges.push_back(r);
   if (!loop.forloop_ranges.empty()) stages.push_back(make_stage(loop, 0.7, true));
 
+  // Split-K of the looped single kernels found (split-KV for attention: opt/split_loop.h),
+  // derived, not searched: their every-entry tests only.
+  if (!loop.forloop_ranges.empty()) {
+    Stage st = make_stage(loop, 0.5, false);
+    st.name = "split-K of the best looped kernels found, in 2, 4 or 8 parts";
+    st.split_from_best = true;
+    stages.push_back(std::move(st));
+  }
+
   SearchOptions two = one;
   two.max_kernel_ops = 2;
   two.max_graph_defined_ops = 2;

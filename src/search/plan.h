@@ -14,10 +14,17 @@
 //      {4, 16, 64} that divide it) and one block op per program op plus one accumulator per
 //      reduction over that index (RMSNorm + MatMul 7 + 2, attention 6 + 2, QKNorm 16 + 2),
 //      70% of the time left;
-//   4. two graph-defined kernels of up to that many block ops each (split-KV: partial sums in
-//      the first, added up in the second), with whatever time is left.
+//   4. (when stage 3 exists) split-K, derived rather than searched: each of the best looped
+//      single kernels found so far split into 2, 4 or 8 parts (opt/split_loop.h: partial sums
+//      on a grid that also splits the loop's index, then a kernel adding the parts up;
+//      FlashDecoding's split-KV for attention), each form screened like a task's, half the
+//      time left (searching a space of two kernels for such pairs reached them at GQA's
+//      paper shapes, but not at other attention shapes within a default budget);
+//   5. two graph-defined kernels of up to that many block ops each, with whatever time is left.
 // A single-kernel stage that is exhausted (found or not) is followed, while time is left, by
-// the same with 2 more block ops, up to 4 more than planned (the expert's count is a guess).
+// the same with 2 more block ops, up to 4 more than planned (the expert's count is a guess),
+// but not after a deepened level that found candidates and none new (GQA's attention found
+// again at 10 block ops would otherwise be searched a third time at 12).
 //
 // Tasks run coarsest grid first (SearchOptions::coarse_grids_first): a budget reaches the
 // grids of fewest blocks first.
@@ -63,6 +70,7 @@ struct Stage {
   SearchOptions options;  // plan off, no budget (the runner sets the deadline)
   double share = 1;       // the most of the time left this stage may use
   bool single_kernel = false;  // stage 2 or 3 (deepened when exhausted)
+  bool split_from_best = false;  // stage 4: derived from the candidates found, not searched
   int planned_block_ops = 0;   // its block ops as planned (deepening stops 4 past them)
 };
 

@@ -66,6 +66,15 @@ bool screen(const TaskContext& c, ir::KernelGraph g, TaskResult& tr) {
 
 }  // namespace
 
+verify::Verdict screen_sampled(const ir::KernelGraph& program, const SearchOptions& o,
+                               const Deadline& deadline, const ir::KernelGraph& g,
+                               std::string& text) {
+  const verify::VerifyOptions vo = screen_options(o, deadline, false);
+  verify::Verdict v = verify::check(program, g, vo);
+  text = verdict_text(v, vo);
+  return v;
+}
+
 ConfirmStats confirm_every_entry(const ir::KernelGraph& program, const SearchOptions& o,
                                  const Deadline& deadline, int threads,
                                  std::vector<Candidate>& candidates) {

@@ -13,6 +13,7 @@
 #include "search/options.h"
 #include "search/task_pool.h"
 #include "support/deadline.h"
+#include "verify/verifier.h"
 
 namespace mugraph::search {
 
@@ -46,6 +47,12 @@ struct ConfirmStats {
 ConfirmStats confirm_every_entry(const ir::KernelGraph& program, const SearchOptions& o,
                                  const Deadline& deadline, int threads,
                                  std::vector<Candidate>& candidates);
+
+// The tasks' screen (on sampled entries, the search's one draw) of `g` against the program,
+// for uGraphs made outside a task (the planned split stage); `text` gets the verdict's text.
+verify::Verdict screen_sampled(const ir::KernelGraph& program, const SearchOptions& o,
+                               const Deadline& deadline, const ir::KernelGraph& g,
+                               std::string& text);
 
 // `g` with its outputs reordered so that output i computes the program's output i (the
 // verifier matched program output i with g's output perm[i]; empty: as they are).

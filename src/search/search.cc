@@ -16,6 +16,7 @@
 #include "expr/abstract.h"
 #include "ir/text.h"
 #include "opt/cost_model.h"
+#include "opt/split_loop.h"
 #include "ir/canonical.h"
 #include "search/checkpoint.h"
 #include "search/distributed.h"
@@ -113,6 +114,17 @@ int block_op_count(const ir::KernelGraph& g) {
 bool better(const Candidate& a, const Candidate& b) {
   return std::tie(a.model_seconds, a.kernel_ops, a.block_ops, a.hash) <
          std::tie(b.model_seconds, b.kernel_ops, b.block_ops, b.hash);
+}
+
+// A candidate's counts and its cost on `target` (the ranking key), from its graph.
+void describe(Candidate& c, const target::Target& target) {
+  c.kernel_ops = static_cast<int>(c.graph.ops.size());
+  c.graph_defined_ops = 0;
+  for (const ir::KernelOp& op : c.graph.ops) c.graph_defined_ops += op.graph_defined;
+  c.block_ops = block_op_count(c.graph);
+  const opt::Cost cost = opt::estimate(c.graph, target);
+  c.device_bytes = cost.bytes;
+  c.model_seconds = cost.total_s;
 }
 
 // User errors in the program or the options, checked before any work; each message names the
@@ -295,12 +307,7 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
       c.verdict_text = t.verdicts[gi];
       c.verdict = c.verdict_text.rfind("UNPROVED", 0) == 0 ? verify::VerdictKind::kUnproved
                                                            : verify::VerdictKind::kPassed;
-      c.kernel_ops = static_cast<int>(c.graph.ops.size());
-      for (const ir::KernelOp& op : c.graph.ops) c.graph_defined_ops += op.graph_defined;
-      c.block_ops = block_op_count(c.graph);
-      const opt::Cost cost = opt::estimate(c.graph, o.target);
-      c.device_bytes = cost.bytes;
-      c.model_seconds = cost.total_s;
+      describe(c, o.target);
       c.task = static_cast<int>(i);
       result.candidates.push_back(std::move(c));
     }
@@ -352,7 +359,7 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
 // Adds a stage's result to the planned search's: counters, candidates not seen before (the
 // first stage to find a uGraph keeps it), the stage's line.
 void merge_stage(SearchResult& all, SearchResult&& r, int stage, const std::string& name,
-                 std::set<uint64_t>& seen) {
+                 bool derived, std::set<uint64_t>& seen) {
   SearchStats& s = all.stats;
   s.add(r.stats);
   s.tasks_total += r.stats.tasks_total;
@@ -377,14 +384,82 @@ void merge_stage(SearchResult& all, SearchResult&& r, int stage, const std::stri
   }
   std::ostringstream os;
   os << "stage " << stage + 1 << " (" << name << "): " << std::fixed << std::setprecision(1)
-     << r.stats.total_seconds << " s, " << stop_reason_name(r.stop_reason) << ", tasks "
-     << r.stats.tasks_done << "/" << r.stats.tasks_total << ", " << r.candidates.size()
-     << " candidates (" << fresh << " new)";
+     << r.stats.total_seconds << " s, " << stop_reason_name(r.stop_reason);
+  if (derived)  // split_from_best
+    os << ", " << r.stats.completed << " forms derived, " << r.stats.rejected
+       << " failed the screen";
+  else
+    os << ", tasks " << r.stats.tasks_done << "/" << r.stats.tasks_total;
+  os << ", " << r.candidates.size() << " candidates (" << fresh << " new)";
   if (r.candidates.empty() && r.stats.deepest > 0)
     os << "; deepest prefix " << r.stats.deepest << " ops";
   all.stages.push_back(os.str());
   if (r.stop_reason != StopReason::kExhausted && all.stop_reason == StopReason::kExhausted)
     all.stop_reason = r.stop_reason;
+}
+
+// The planned split stage (Stage::split_from_best): each of the best kSplitSources looped
+// single kernels found so far that split_loop applies to, split into 2, 4 and 8 parts
+// (opt/split_loop.h); the new forms get the tasks' sampled screen, best first by the cost
+// model, and those that pass are candidates like the others (the every-entry test after the
+// search tests them with the rest). A form that fails the screen would mean a split_loop bug:
+// counted (rejected) and said on the stage's line.
+constexpr size_t kSplitSources = 4;
+SearchResult split_from_best(const ir::KernelGraph& program, const SearchOptions& o,
+                             std::vector<Candidate> found, const std::set<uint64_t>& seen,
+                             const Deadline& deadline) {
+  const auto t0 = Clock::now();
+  SearchResult r;
+  std::stable_sort(found.begin(), found.end(), better);
+  std::vector<Candidate> made;
+  std::set<uint64_t> hashes;
+  size_t sources = 0;
+  for (const Candidate& c : found) {
+    if (sources == kSplitSources) break;
+    if (c.graph.ops.size() != 1 || !c.graph.ops[0].graph_defined || c.graph.ops[0].block->forloop < 2)
+      continue;
+    bool applies = false;
+    for (int64_t s : {2, 4, 8}) {
+      Result<ir::KernelGraph> g = opt::split_loop(c.graph, s);
+      if (!g.ok()) continue;  // the form does not apply (the reason is the pass's)
+      applies = true;
+      Candidate d;
+      d.graph = std::move(*g);
+      d.hash = canonical_hash(d.graph);
+      if (seen.count(d.hash) || !hashes.insert(d.hash).second) continue;
+      describe(d, o.target);
+      d.task = -1;
+      made.push_back(std::move(d));
+    }
+    sources += applies;
+  }
+  std::stable_sort(made.begin(), made.end(), better);
+  r.stats.completed = made.size();
+  r.stop_reason = StopReason::kExhausted;
+  for (Candidate& d : made) {
+    if (deadline.passed()) {
+      r.stop_reason = deadline.cancelled() ? StopReason::kCancelled : StopReason::kTimeLimit;
+      break;
+    }
+    const verify::Verdict v = screen_sampled(program, o, deadline, d.graph, d.verdict_text);
+    if (v.cut == "memory budget") {
+      ++r.stats.over_memory;
+    } else if (!v.cut.empty()) {
+      r.stop_reason = deadline.cancelled() ? StopReason::kCancelled : StopReason::kTimeLimit;
+      break;
+    } else if (!verify::accepted(v.kind)) {
+      ++r.stats.rejected;
+    } else {
+      ++r.stats.verified;
+      d.graph = in_program_order(std::move(d.graph), v.permutation);
+      d.verdict = v.kind;
+      r.candidates.push_back(std::move(d));
+    }
+  }
+  r.stats.verify_seconds = since(t0);
+  r.stats.total_seconds = since(t0);
+  if (!r.candidates.empty()) r.stats.first_candidate_seconds = r.stats.total_seconds;
+  return r;
 }
 
 // A planned search's stage checkpoint: CHECKPOINT[.partK] + this + the stage's fingerprint.
@@ -410,9 +485,11 @@ Result<SearchResult> search_planned(const ir::KernelGraph& program, const Search
   };
   for (size_t k = 0; k < stages.size(); ++k) {
     // Past the deadline, a resumed search still replays the stages it has files of (their
-    // finished tasks are read back, nothing runs).
+    // finished tasks are read back, nothing runs); the split stage has none and passes (it
+    // screens nothing past the deadline), so that the stages after it are replayed too.
     const bool replay = o.resume && !o.checkpoint.empty() &&
-                        std::filesystem::exists(checkpoint_of(stages[k].options));
+                        (stages[k].split_from_best ||
+                         std::filesystem::exists(checkpoint_of(stages[k].options)));
     if (deadline.passed() && !replay) {
       not_reached(k, deadline.cancelled() ? StopReason::kCancelled : StopReason::kTimeLimit);
       break;
@@ -426,21 +503,34 @@ Result<SearchResult> search_planned(const ir::KernelGraph& program, const Search
       }
       so.max_states = o.max_states - all.stats.states_all;
     }
-    if (!o.checkpoint.empty()) {  // one file per stage, named by its space (not its position:
+    if (!o.checkpoint.empty() && !stages[k].split_from_best) {  // one file per stage, named by its space (not its position:
                                   // a resumed search may deepen where the first one did not)
       so.checkpoint = checkpoint_of(so);
       so.resume = o.resume && std::filesystem::exists(so.checkpoint);
     }
     const double start = since(t0);
-    MG_ASSIGN_OR_RETURN(SearchResult r, search_space(program, so, pool, oracle, so.deadline,
-                                                     Clock::now(), !o.checkpoint.empty()));
+    SearchResult r;
+    if (stages[k].split_from_best) {
+      r = split_from_best(program, so, all.candidates, seen, so.deadline);
+    } else {
+      MG_ASSIGN_OR_RETURN(r, search_space(program, so, pool, oracle, so.deadline, Clock::now(),
+                                          !o.checkpoint.empty()));
+    }
     if (r.stats.first_candidate_seconds >= 0) r.stats.first_candidate_seconds += start;
     const StopReason stop = r.stop_reason;
     // Deeper only when the block-op limit cut something: some prefix reached it, or the steps
     // rule cut a prefix too far from the outputs for the ops left.
-    const bool deepen = stop == StopReason::kExhausted &&
-                        (r.stats.deepest >= so.max_block_ops || r.stats.pruned[PruneRule::kSteps] > 0);
-    merge_stage(all, std::move(r), static_cast<int>(k), stages[k].name, seen);
+    // And not after a deepened level that found candidates but no new ones (the planned
+    // count already held the forms; GQA's 8-op attention again at 10 and 12 ops).
+    const size_t before = all.candidates.size();
+    const bool found = !r.candidates.empty();
+    bool deepen = stop == StopReason::kExhausted &&
+                  (r.stats.deepest >= so.max_block_ops || r.stats.pruned[PruneRule::kSteps] > 0);
+    merge_stage(all, std::move(r), static_cast<int>(k), stages[k].name,
+                stages[k].split_from_best, seen);
+    if (found && all.candidates.size() == before &&
+        so.max_block_ops > stages[k].planned_block_ops)
+      deepen = false;
     if (stop == StopReason::kCancelled || stop == StopReason::kMemoryLimit ||
         stop == StopReason::kStateLimit) {
       not_reached(k + 1, stop);
@@ -549,7 +639,19 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
                              : search_space(program, o, pool, oracle, tasks_end, t0, false,
                                             &finished));
   r.stats.space_seconds = since(t0);
+  // A planned search's every-entry test takes the best candidate of each stage first, then
+  // the rest best first: a budget that ends it early still hands out each stage's form (the
+  // derived split forms, often ranked first, would otherwise crowd out the single kernels).
+  if (o.plan) {
+    std::vector<Candidate> lead, rest;
+    std::set<int> led;
+    for (Candidate& c : r.candidates)
+      (led.insert(c.stage).second ? lead : rest).push_back(std::move(c));
+    r.candidates = std::move(lead);
+    for (Candidate& c : rest) r.candidates.push_back(std::move(c));
+  }
   MG_RETURN_IF_ERROR(confirm_candidates(program, o, deadline, finished, r));
+  if (o.plan) std::stable_sort(r.candidates.begin(), r.candidates.end(), better);
   r.stats.oracle_seconds = oracle_seconds;
   r.stats.oracle = oracle.stats().to_string();
   r.stats.total_seconds = since(t0);
@@ -753,7 +855,9 @@ std::string summary_table(const SearchResult& r) {
     os << std::setw(5) << i + 1 << std::setw(12) << c.kernel_ops << std::setw(15)
        << c.graph_defined_ops << std::setw(11) << c.block_ops << std::setw(12) << std::fixed
        << std::setprecision(2) << static_cast<double>(c.device_bytes) / (1 << 20) << std::setw(10)
-       << c.model_seconds * 1e6 << std::setw(6) << c.task;
+       << c.model_seconds * 1e6 << std::setw(6);
+    if (c.task >= 0) os << c.task;
+    else os << "-";  // derived (the planned split stage), not found by a task
     if (staged) os << std::setw(7) << c.stage + 1;
     os << "\n";
   }

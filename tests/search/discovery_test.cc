@@ -160,30 +160,47 @@ TEST(Discovery, QkNormBecomesOneKernel) {
 // the KV tokens over a grid dim (K along dim 2, V along dim 1) and saves partial numerators and
 // denominators, one part per block; the second adds the parts up by accumulating its input
 // tiles over its loop, then divides once.
+bool is_split_kv(const ir::KernelGraph& g) {
+  if (g.ops.size() != 2 || !g.ops[0].graph_defined || !g.ops[1].graph_defined ||
+      g.ops[0].inputs.size() != 3)
+    return false;
+  const ir::BlockGraph& split = *g.ops[0].block;
+  const ir::BlockGraph& combine = *g.ops[1].block;
+  bool kv_split = false;  // one grid dim splits K's tokens and V's tokens
+  for (int d = 0; d < 3; ++d)
+    kv_split |= iterator_of(split, 1).imap[d] == 2 && iterator_of(split, 2).imap[d] == 1;
+  const auto ops = block_ops(combine);
+  int summed_inputs = 0;  // accumulators reading an input iterator directly
+  for (const ir::BlockNode& node : combine.nodes)
+    if (node.kind == ir::BlockNodeKind::kAccumulator && node.fmap == ir::kReplica)
+      for (const ir::BlockNode& src : combine.nodes)
+        summed_inputs += src.kind == ir::BlockNodeKind::kInputIterator &&
+                         src.outputs[0] == node.inputs[0];
+  return kv_split && count(block_ops(split), ir::OpKind::kExp, ir::Phase::kInLoop) == 1 &&
+         summed_inputs == 2 && count(ops, ir::OpKind::kDiv, ir::Phase::kPostLoop) == 1;
+}
+
 TEST(Discovery, GqaDecodeSplitsKv) {
   const SearchOptions o = discovery_options("gqa_decode");
   auto r = search_lax(load_data("gqa_decode"), o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   int n = 0;
-  for (const Candidate& c : r->candidates) {
-    if (c.graph.ops.size() != 2 || !c.graph.ops[0].graph_defined ||
-        !c.graph.ops[1].graph_defined || c.graph.ops[0].inputs.size() != 3)
-      continue;
-    const ir::BlockGraph& split = *c.graph.ops[0].block;
-    const ir::BlockGraph& combine = *c.graph.ops[1].block;
-    bool kv_split = false;  // one grid dim splits K's tokens and V's tokens
-    for (int g = 0; g < 3; ++g)
-      kv_split |= iterator_of(split, 1).imap[g] == 2 && iterator_of(split, 2).imap[g] == 1;
-    const auto ops = block_ops(combine);
-    int summed_inputs = 0;  // accumulators reading an input iterator directly
-    for (const ir::BlockNode& node : combine.nodes)
-      if (node.kind == ir::BlockNodeKind::kAccumulator && node.fmap == ir::kReplica)
-        for (const ir::BlockNode& src : combine.nodes)
-          summed_inputs += src.kind == ir::BlockNodeKind::kInputIterator &&
-                           src.outputs[0] == node.inputs[0];
-    n += kv_split && count(block_ops(split), ir::OpKind::kExp, ir::Phase::kInLoop) == 1 &&
-         summed_inputs == 2 && count(ops, ir::OpKind::kDiv, ir::Phase::kPostLoop) == 1;
-  }
+  for (const Candidate& c : r->candidates) n += is_split_kv(c.graph);
+  EXPECT_GT(n, 0) << summary_table(*r);
+}
+
+// The same pair with no search flags (search/plan.h's split stage).
+TEST(Discovery, PlannedGqaDecodeSplitsKv) {
+  SearchOptions o;
+  o.plan = true;
+  o.threads = 2;
+  o.time_budget_s = 10;
+  auto r = search_lax(load_data("gqa_decode"), o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  int n = 0;
+  for (const Candidate& c : r->candidates)  // found by the split stage
+    n += is_split_kv(c.graph) &&
+         r->stages.at(static_cast<size_t>(c.stage)).find("split-K") != std::string::npos;
   EXPECT_GT(n, 0) << summary_table(*r);
 }
 

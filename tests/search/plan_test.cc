@@ -73,7 +73,7 @@ TEST(Plan, StagesFollowTheShapes) {
   base.threads = 3;
   base.seed = 7;
   const std::vector<Stage> st = plan_stages(load_example("ntrans"), base);
-  ASSERT_EQ(st.size(), 4u);
+  ASSERT_EQ(st.size(), 5u);
   // 1: predefined ops only.
   EXPECT_EQ(st[0].options.max_graph_defined_ops, 0);
   EXPECT_EQ(st[0].options.max_kernel_ops, 3);
@@ -92,10 +92,15 @@ TEST(Plan, StagesFollowTheShapes) {
   EXPECT_EQ(loop.max_block_ops, 15);
   EXPECT_EQ(loop.min_blocks, 8);
   EXPECT_EQ(loop.forloop_ranges, (std::vector<int64_t>{4, 16, 64}));
-  // 4: two kernels. Every stage keeps the caller's other options and plans nothing itself.
-  EXPECT_EQ(st[3].options.max_graph_defined_ops, 2);
-  EXPECT_EQ(st[3].options.max_kernel_ops, 2);
+  // 4: split-K of the looped kernels found (derived: opt/split_loop.h), not searched.
+  EXPECT_TRUE(st[3].split_from_best);
   EXPECT_FALSE(st[3].single_kernel);
+  EXPECT_FALSE(deeper(st[3]).has_value());
+  for (size_t i = 0; i < st.size(); ++i) EXPECT_EQ(st[i].split_from_best, i == 3);
+  // 5: two kernels. Every stage keeps the caller's other options and plans nothing itself.
+  EXPECT_EQ(st[4].options.max_graph_defined_ops, 2);
+  EXPECT_EQ(st[4].options.max_kernel_ops, 2);
+  EXPECT_FALSE(st[4].single_kernel);
   EXPECT_TRUE(flat.coarse_grids_first);
   EXPECT_TRUE(loop.coarse_grids_first);
   for (const Stage& s : st) {
@@ -115,7 +120,7 @@ TEST(Plan, StagesFollowTheShapes) {
   ASSERT_TRUE(deeper(st[1]).has_value());
   EXPECT_EQ(deeper(st[1])->options.max_block_ops, 15);
   EXPECT_FALSE(deeper(st[0]).has_value());
-  EXPECT_FALSE(deeper(st[3]).has_value());
+  EXPECT_FALSE(deeper(st[4]).has_value());
   // Loop ranges divide the loop's index: 256 keys take 4, 16 and 64; 32 keys only 4 and 16.
   EXPECT_EQ(plan_stages(planned("attention_long"), base)[2].options.forloop_ranges,
             (std::vector<int64_t>{4, 16, 64}));
@@ -124,7 +129,8 @@ TEST(Plan, StagesFollowTheShapes) {
   // A program that sums nothing has no loop stage.
   const ir::KernelGraph ew = parse_ok("input X : f16[64, 64]\nY = exp(X)\noutput Y\n");
   const std::vector<Stage> ews = plan_stages(ew, base);
-  ASSERT_EQ(ews.size(), 3u);
+  ASSERT_EQ(ews.size(), 3u);  // and no split stage
+  for (const Stage& s : ews) EXPECT_FALSE(s.split_from_best);
   EXPECT_EQ(ews[1].options.forloop_ranges, (std::vector<int64_t>{1}));
   EXPECT_EQ(ews[2].options.max_kernel_ops, 2);
 }
@@ -154,7 +160,10 @@ TEST(Plan, ResumeReplaysFinishedStages) {
   int files = 0;
   for (const auto& e : std::filesystem::directory_iterator(dir))
     files += e.path().filename().string().rfind("checkpoint.json.stage-", 0) == 0;
-  EXPECT_EQ(files, static_cast<int>(first->stages.size()));
+  int derived = 0;  // the split-K stage writes no file: its forms are derived again
+  for (const std::string& line : first->stages) derived += line.find("split-K") != std::string::npos;
+  EXPECT_EQ(derived, 1);
+  EXPECT_EQ(files, static_cast<int>(first->stages.size()) - derived);
   o.resume = true;
   auto again = search_lax(planned("softmax"), o);
   ASSERT_TRUE(again.ok()) << again.status().message();
