@@ -1,6 +1,9 @@
 // Recursive-descent parser for the uGraph text format (grammar in ir/text.h). Syntax is checked
 // here; every semantic rule is left to the builders, whose errors get the statement's line:col.
+#include <charconv>
 #include <cmath>
+#include <limits>
+#include <numeric>
 #include <map>
 
 #include "ir/builder.h"
@@ -139,6 +142,49 @@ Result<double> Parser::positive_number(const char* what) {
   return x;
 }
 
+// A decimal literal (0.125, -2.5e-3) as the exact rational it writes (reduced), or an error
+// when it needs more than 18 digits or powers of ten beyond 10^18 (write a fraction then).
+Result<Rational> exact_decimal(const Token& t) {
+  const std::string& s = t.text;
+  size_t i = 0;
+  const bool neg = i < s.size() && s[i] == '-';
+  if (neg) ++i;
+  std::string digits;
+  int64_t scale = 0;  // value = digits x 10^-scale
+  bool frac = false;
+  for (; i < s.size() && s[i] != 'e' && s[i] != 'E'; ++i) {
+    if (s[i] == '.') {
+      frac = true;
+      continue;
+    }
+    digits += s[i];
+    scale += frac;
+  }
+  auto too_long = [&] {
+    return error(t.where(), ": '", s, "' has no exact factor within 64 bits; write it as a fraction (num/den)");
+  };
+  if (i < s.size()) {
+    const size_t e = i + 1 + (i + 1 < s.size() && s[i + 1] == '+');
+    int64_t exp = 0;
+    const auto res = std::from_chars(s.data() + e, s.data() + s.size(), exp);
+    if (res.ec != std::errc() || res.ptr != s.data() + s.size() || exp > 18 || exp < -18)
+      return too_long();
+    scale -= exp;
+  }
+  const size_t first = digits.find_first_not_of('0');
+  digits = first == std::string::npos ? "0" : digits.substr(first);
+  if (digits.size() > 18 || scale > 18 || scale < -18) return too_long();
+  int64_t num = std::stoll(digits), den = 1;
+  for (int64_t k = 0; k < scale; ++k) den *= 10;
+  for (int64_t k = 0; k < -scale; ++k) {
+    if (num > std::numeric_limits<int64_t>::max() / 10) return too_long();
+    num *= 10;
+  }
+  const int64_t g = std::gcd(num, den);
+  if (g > 1) num /= g, den /= g;
+  return Rational{neg ? -num : num, den};
+}
+
 Result<Value> Parser::value() {
   Value v;
   const Token& t = peek();
@@ -155,6 +201,10 @@ Result<Value> Parser::value() {
       v.kind = Value::kRational;
       v.r = {t.value, den};
     }
+  } else if (t.kind == Token::kReal) {  // an exact decimal factor: 0.125, 1e-3
+    next();
+    MG_ASSIGN_OR_RETURN(v.r, exact_decimal(t));
+    v.kind = Value::kRational;
   } else if (at_punct('[')) {
     next();
     v.kind = Value::kList;
@@ -170,7 +220,7 @@ Result<Value> Parser::value() {
     v.kind = Value::kMap;
     MG_ASSIGN_OR_RETURN(v.map, map_value());
   } else {
-    return err(t, "expected a value (name, integer, list, map or phi), found ", t.describe());
+    return err(t, "expected a value (name, integer, decimal, list, map or phi), found ", t.describe());
   }
   return v;
 }

@@ -34,6 +34,31 @@ TEST(Text, ParseErrorsNameLineAndColumn) {
   }
 }
 
+// A decimal factor is the exact rational it writes (reduced); one that needs more than 64 bits
+// is an error that says to write a fraction.
+TEST(Text, DecimalFactorsAreExact) {
+  const std::pair<const char*, Rational> cases[] = {
+      {"0.125", {1, 8}},       {"0.0883883", {883883, 10000000}}, {"1e-3", {1, 1000}},
+      {"2.5E+3", {2500, 1}},   {"-0.5", {-1, 2}},                 {"3.0", {3, 1}},
+      {"0e9", {0, 1}},         {"100.000e-2", {1, 1}},
+  };
+  for (const auto& [lit, want] : cases) {
+    SCOPED_TRACE(lit);
+    const KernelGraph g =
+        parse_ok(std::string("input X : f32[2]\nY = scale(X, factor=") + lit + ")\noutput Y\n");
+    EXPECT_EQ(g.ops[0].attrs.factor, want) << g.ops[0].attrs.factor.to_string();
+    EXPECT_EQ(parse_ok(print_graph(g)), g);  // printed as a fraction, read back the same
+  }
+  for (const char* lit : {"0.1234567890123456789", "1e-19", "1e400", "12345678901e10", "0e99"}) {
+    SCOPED_TRACE(lit);
+    const std::string msg =
+        parse_error(std::string("input X : f32[2]\nY = scale(X, factor=") + lit + ")\noutput Y\n");
+    EXPECT_TRUE(msg.find("write it as a fraction") != std::string::npos ||
+                msg.find("out of range") != std::string::npos)
+        << msg;
+  }
+}
+
 TEST(Text, CommentsAndWhitespaceAreIgnored) {
   KernelGraph a = parse_ok("input X : f32[2]   # the input\n\n  Y = exp(X) # op\noutput Y");
   KernelGraph b = parse_ok("input X:f32[2] Y=exp(X) output Y");
