@@ -162,7 +162,9 @@ TEST(Distributed, CutAndResumedUnderRanksLosesNothing) {
   InProcessJob job(3, 30);
   o.ranks = job.ranks.get();
   o.checkpoint = ckpt;
-  o.max_states = alone->stats.states() / 5;
+  // A twentieth: the limit counts rank 0's states and what the other ranks have reported, so
+  // a rank 0 starved by a loaded machine (one fifth failed once under ctest -j2) still hits it.
+  o.max_states = alone->stats.states() / 20;
   auto r = search_lax(p, o);
   ASSERT_TRUE(r.ok()) << r.status().message();
   int rounds = 0;
