@@ -440,8 +440,9 @@ void plan_unless_space_given(CLI::App* c, Options& o) {
 void add_search_flags(CLI::App* c, Options& o, const std::string& targets) {
   const std::string space =
       " (a space flag: given none, the space is planned from the program: predefined kernel "
-      "ops, then one graph-defined kernel with one block op per program op plus the loop's "
-      "accumulators, deepened while time is left, then two kernels; given any, Mirage's space "
+      "ops, then one graph-defined kernel without a loop, then with one (one block op per "
+      "program op plus the loop's accumulators), each deepened while time is left, then split-K "
+      "forms of the best looped kernels, then up to two kernels; given any, Mirage's space "
       "with the flags given: default ";
   c->add_option("--max-kernel-ops", o.search.max_kernel_ops, "kernel ops per uGraph" + space + "5)");
   c->add_option("--max-block-ops", o.search.max_block_ops, "compute ops + accumulators per block graph" + space + "11)");

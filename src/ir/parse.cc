@@ -161,7 +161,8 @@ Result<Rational> exact_decimal(const Token& t) {
     scale += frac;
   }
   auto too_long = [&] {
-    return error(t.where(), ": '", s, "' has no exact factor within 64 bits; write it as a fraction (num/den)");
+    return error(t.where(), ": '", s, "' is not exact in 64-bit integers: a decimal factor takes at "
+                 "most 18 significant digits and powers of ten within 10^-18..10^18");
   };
   if (i < s.size()) {
     const size_t e = i + 1 + (i + 1 < s.size() && s[i + 1] == '+');

@@ -43,8 +43,10 @@ namespace {
 std::string stage_name(const SearchOptions& o) {
   if (o.max_graph_defined_ops == 0)
     return "up to " + std::to_string(o.max_kernel_ops) + " predefined kernel ops";
-  std::string s = std::to_string(o.max_kernel_ops) + " graph-defined kernel" +
-                  (o.max_kernel_ops > 1 ? "s" : "") + ", " + std::to_string(o.max_block_ops) +
+  std::string s = (o.max_kernel_ops > 1 ? "up to " + std::to_string(o.max_kernel_ops) +
+                                             " kernel ops, graph-defined or not"
+                                       : std::string("1 graph-defined kernel")) +
+                  ", " + std::to_string(o.max_block_ops) +
                   " block ops, >= " + std::to_string(o.min_blocks) + " blocks, ";
   if (o.forloop_ranges == std::vector<int64_t>{1}) return s + "no loop";
   s += "loops";
