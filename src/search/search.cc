@@ -16,13 +16,14 @@
 #include "expr/abstract.h"
 #include "ir/text.h"
 #include "opt/cost_model.h"
-#include "opt/split_loop.h"
 #include "ir/canonical.h"
+#include "search/candidate.h"
 #include "search/checkpoint.h"
 #include "search/distributed.h"
 #include "search/enumerate.h"
 #include "search/plan.h"
 #include "search/screen_task.h"
+#include "search/split_stage.h"
 #include "search/task_pool.h"
 #include "support/hash.h"
 #include "support/memory.h"
@@ -98,33 +99,6 @@ constexpr double kCheckpointSeconds = 10;
 
 double since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-int block_op_count(const ir::KernelGraph& g) {
-  int n = 0;
-  for (const ir::KernelOp& op : g.ops)
-    if (op.graph_defined)
-      for (const ir::BlockNode& node : op.block->nodes)
-        n += node.kind == ir::BlockNodeKind::kCompute ||
-             node.kind == ir::BlockNodeKind::kAccumulator ||
-             node.kind == ir::BlockNodeKind::kThreadGraph;
-  return n;
-}
-
-bool better(const Candidate& a, const Candidate& b) {
-  return std::tie(a.model_seconds, a.kernel_ops, a.block_ops, a.hash) <
-         std::tie(b.model_seconds, b.kernel_ops, b.block_ops, b.hash);
-}
-
-// A candidate's counts and its cost on `target` (the ranking key), from its graph.
-void describe(Candidate& c, const target::Target& target) {
-  c.kernel_ops = static_cast<int>(c.graph.ops.size());
-  c.graph_defined_ops = 0;
-  for (const ir::KernelOp& op : c.graph.ops) c.graph_defined_ops += op.graph_defined;
-  c.block_ops = block_op_count(c.graph);
-  const opt::Cost cost = opt::estimate(c.graph, target);
-  c.device_bytes = cost.bytes;
-  c.model_seconds = cost.total_s;
 }
 
 // User errors in the program or the options, checked before any work; each message names the
@@ -396,70 +370,6 @@ void merge_stage(SearchResult& all, SearchResult&& r, int stage, const std::stri
   all.stages.push_back(os.str());
   if (r.stop_reason != StopReason::kExhausted && all.stop_reason == StopReason::kExhausted)
     all.stop_reason = r.stop_reason;
-}
-
-// The planned split stage (Stage::split_from_best): each of the best kSplitSources looped
-// single kernels found so far that split_loop applies to, split into 2, 4 and 8 parts
-// (opt/split_loop.h); the new forms get the tasks' sampled screen, best first by the cost
-// model, and those that pass are candidates like the others (the every-entry test after the
-// search tests them with the rest). A form that fails the screen would mean a split_loop bug:
-// counted (rejected) and said on the stage's line.
-constexpr size_t kSplitSources = 4;
-SearchResult split_from_best(const ir::KernelGraph& program, const SearchOptions& o,
-                             std::vector<Candidate> found, const std::set<uint64_t>& seen,
-                             const Deadline& deadline) {
-  const auto t0 = Clock::now();
-  SearchResult r;
-  std::stable_sort(found.begin(), found.end(), better);
-  std::vector<Candidate> made;
-  std::set<uint64_t> hashes;
-  size_t sources = 0;
-  for (const Candidate& c : found) {
-    if (sources == kSplitSources) break;
-    if (c.graph.ops.size() != 1 || !c.graph.ops[0].graph_defined || c.graph.ops[0].block->forloop < 2)
-      continue;
-    bool applies = false;
-    for (int64_t s : {2, 4, 8}) {
-      Result<ir::KernelGraph> g = opt::split_loop(c.graph, s);
-      if (!g.ok()) continue;  // the form does not apply (the reason is the pass's)
-      applies = true;
-      Candidate d;
-      d.graph = std::move(*g);
-      d.hash = canonical_hash(d.graph);
-      if (seen.count(d.hash) || !hashes.insert(d.hash).second) continue;
-      describe(d, o.target);
-      d.task = -1;
-      made.push_back(std::move(d));
-    }
-    sources += applies;
-  }
-  std::stable_sort(made.begin(), made.end(), better);
-  r.stats.completed = made.size();
-  r.stop_reason = StopReason::kExhausted;
-  for (Candidate& d : made) {
-    if (deadline.passed()) {
-      r.stop_reason = deadline.cancelled() ? StopReason::kCancelled : StopReason::kTimeLimit;
-      break;
-    }
-    const verify::Verdict v = screen_sampled(program, o, deadline, d.graph, d.verdict_text);
-    if (v.cut == "memory budget") {
-      ++r.stats.over_memory;
-    } else if (!v.cut.empty()) {
-      r.stop_reason = deadline.cancelled() ? StopReason::kCancelled : StopReason::kTimeLimit;
-      break;
-    } else if (!verify::accepted(v.kind)) {
-      ++r.stats.rejected;
-    } else {
-      ++r.stats.verified;
-      d.graph = in_program_order(std::move(d.graph), v.permutation);
-      d.verdict = v.kind;
-      r.candidates.push_back(std::move(d));
-    }
-  }
-  r.stats.verify_seconds = since(t0);
-  r.stats.total_seconds = since(t0);
-  if (!r.candidates.empty()) r.stats.first_candidate_seconds = r.stats.total_seconds;
-  return r;
 }
 
 // A planned search's stage checkpoint: CHECKPOINT[.partK] + this + the stage's fingerprint.
