@@ -25,6 +25,7 @@
 #include "driver/driver.h"
 #include "driver/cuda_backend.h"
 #include "driver/optimize.h"
+#include "driver/tune.h"
 #include "driver/progress.h"
 #include "driver/version.h"
 #include "ir/dot.h"
@@ -70,6 +71,7 @@ struct Options {
   bool memory_budget_given = false;
   double rank_timeout = search::kDefaultRankTimeoutSeconds;  // --rank-timeout (under MPI)
   bool no_cache = false;                  // optimize --no-cache
+  int population = 64;                    // tune --population
   std::string cache_action, cache_key;    // mugraph cache ACTION [KEY]
   double started_s = 0;                   // when the command began (steady clock)
 };
@@ -363,6 +365,42 @@ Status write_output(const std::string& path, const std::string& text) {
   return ok_status();
 }
 
+// mugraph tune PROGRAM: MCFuser's tiling search for a two-matmul chain (driver/tune.h).
+// Exit: 0 a VERIFIED tuned kernel was handed out (best.mu in --out, else printed); 3 no tiling
+// was VERIFIED; 1 bad input (not such a chain, a bad flag) or a backend error.
+int cmd_tune(Options& o) {
+  auto g = load_valid(o.file, o.target, o.input_scales);
+  if (!g.ok()) return fail(g.status());
+  auto t = target::find_target(o.target);
+  if (!t.ok()) return fail(t.status());
+  if (o.top_n < 1 || o.population < 1)
+    return fail(Status::error("--top and --population must be >= 1"));
+  driver::TuneOptions to;
+  to.target = *t;
+  to.search.population = o.population;
+  to.search.measure_top = o.top_n;
+  to.search.seed = o.seed;
+  to.seed = o.seed + 1;
+  to.certify.seed = o.seed;
+  auto r = driver::tune(*g, to);
+  if (!r.ok()) return fail(r.status());
+  const std::string report = driver::format_tune_report(*r);
+  std::cout << report;
+  if (!r->best) return kMismatch;
+  if (!o.out_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.out_dir, ec);
+    if (ec) return fail(Status::error(o.out_dir + ": cannot create: " + ec.message()));
+    for (const auto& [name, text] : {std::pair<std::string, std::string>{"best.mu", ir::print_graph(*r->best)},
+                                     {"report.txt", report}})
+      if (Status st = write_output(o.out_dir + "/" + name, text); !st.ok()) return fail(st);
+    std::cout << "written to " << o.out_dir << "\n";
+  } else {
+    std::cout << "\n" << ir::print_graph(*r->best);
+  }
+  return 0;
+}
+
 int cmd_codegen(const Options& o) {
   auto t = target::find_target(o.target);
   if (!t.ok()) return fail(t.status());
@@ -579,6 +617,14 @@ int main(int argc, char** argv) {
   op->add_option("--top", o.top_n, "variants measured (default 8)");
   op->add_flag("--no-cache", o.no_cache, "neither look the program up in the result cache nor store the result (also MUGRAPH_NO_CACHE=1; the cache is $MUGRAPH_CACHE_DIR/results.sqlite, default ~/.cache/mugraph)");
   op->add_option("--runs", o.runs, "timing rounds per batch: program and variants interleaved, median and spread reported, more batches while the spread is above 10% (default 10)");
+  auto* tu = app.add_subcommand("tune", "MCFuser's tiling search for a chain of two matmuls (GEMM chain, attention): tile sizes tuned by the cost model and measured, the best certified");
+  tu->add_option("PROGRAM", o.file, "the program: C = A B, element-wise ops and row sums of C, E = C' D")->required();
+  tu->add_option("--target", o.target, "cpu (default: measured here) or a100, h100, h200 (ranked by the cost model alone)");
+  tu->add_option("--out", o.out_dir, "write best.mu and report.txt here");
+  tu->add_option("--top", o.top_n, "tilings measured per generation (MCFuser's n, default 8)");
+  tu->add_option("--population", o.population, "tilings per generation (MCFuser's N, default 64)");
+  tu->add_option("--seed", o.seed, "random seed of the search and the inputs (default 0)");
+  add_input_scale_flag(tu, o);
   auto* ca = app.add_subcommand("cache", "the result cache of optimize: ls, show KEY, rm KEY, clear");
   ca->add_option("ACTION", o.cache_action, "ls, show, rm or clear")
       ->required()
@@ -646,6 +692,10 @@ int main(int argc, char** argv) {
         o.min_blocks_given = op->count("--min-blocks") > 0;
         if (op->count("--target") == 0) o.target = "cpu";  // the target this machine can measure
         return cmd_optimize(o);
+      }
+      if (*tu) {
+        if (tu->count("--target") == 0) o.target = "cpu";
+        return cmd_tune(o);
       }
       if (*ca) {
         if ((o.cache_action == "show" || o.cache_action == "rm") && o.cache_key.empty()) {

@@ -1,0 +1,215 @@
+// MCFuser's space (search/tiling.h) on hand-computed cases, and its evolutionary search
+// (search/tune_chain.h) with measurements injected.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "opt/cost_model.h"
+#include "search/tiling.h"
+#include "search/tune_chain.h"
+#include "target/target.h"
+#include "test_util.h"
+
+namespace mugraph {
+namespace {
+
+using search::Tiles;
+using testing::parse_ok;
+
+// The paper's running example (§III-C): M = N = 1024, K = H = 512.
+const opt::ChainDims kPaper{1, 1024, 1024, 512, 512};
+
+TEST(Tiling, TwentySixExpressions) {
+  const auto e = search::tiling_expressions();
+  ASSERT_EQ(e.size(), 26u);
+  EXPECT_EQ(e[0].to_string(), "mnkh");
+  EXPECT_EQ(e[23].to_string(), "hknm");
+  EXPECT_EQ(e[24].to_string(), "mn(k,h)");
+  EXPECT_EQ(e[25].to_string(), "nm(k,h)");
+  std::set<std::string> all;
+  for (const auto& x : e) all.insert(x.to_string());
+  EXPECT_EQ(all.size(), 26u);
+}
+
+TEST(Tiling, RuleOneAndTwo) {
+  std::map<std::string, std::string> sub;
+  for (const auto& x : search::tiling_expressions()) sub[x.to_string()] = search::sub_expression(x);
+  // The paper's example of rule 1: mhnk and mnkh give the same per-block expression nk.
+  EXPECT_EQ(sub["mhnk"], "nk");
+  EXPECT_EQ(sub["mnkh"], "nk");
+  EXPECT_EQ(sub["kmhn"], "kn");
+  EXPECT_EQ(sub["mn(k,h)"], "n(k,h)");
+  EXPECT_EQ(sub["nm(k,h)"], "n(k,h)");
+  EXPECT_TRUE(search::caches_partial_tiles("kn"));
+  EXPECT_FALSE(search::caches_partial_tiles("nk"));
+  EXPECT_FALSE(search::caches_partial_tiles("n(k,h)"));
+}
+
+TEST(Tiling, RuleThreePadding) {
+  EXPECT_TRUE(search::padding_ok(1024, 64));
+  EXPECT_FALSE(search::padding_ok(1024, 48));  // a power of 2: no padding at all
+  EXPECT_FALSE(search::padding_ok(80, 48));    // 96 - 80 = 16: 20% of 80
+  EXPECT_TRUE(search::padding_ok(1000, 48));   // 1008 - 1000 = 8: 0.8%
+  EXPECT_EQ(search::tile_options(80), (std::vector<int64_t>{16, 32, 48, 64, 80}));
+  EXPECT_EQ(search::tile_options(16), (std::vector<int64_t>{16}));
+  EXPECT_EQ(search::tile_options(20), (std::vector<int64_t>{16, 20}));
+}
+
+TEST(Tiling, RuleFourEstimate) {
+  const Tiles t{64, 64, 32, 64};  // tm, tn, tk, th
+  // A 64x32 + B 32x64 + C 64x64 + D 64x64 + E 64x64 elements, 2 bytes each.
+  EXPECT_EQ(search::shared_memory_estimate("nk", kPaper, t, 2), (2048 + 2048 + 4096 * 3) * 2);
+  // kn keeps a C tile for each of the 1024 / 64 n tiles: C is 64 x 1024.
+  EXPECT_EQ(search::shared_memory_estimate("kn", kPaper, t, 2), (2048 + 2048 + 65536 + 4096 * 2) * 2);
+  // n(k,h) holds E for all of H: 64 x 512.
+  EXPECT_EQ(search::shared_memory_estimate("n(k,h)", kPaper, t, 2), (2048 + 2048 + 4096 * 2 + 32768) * 2);
+}
+
+TEST(Tiling, HoistingOutOfExtentOneLoops) {
+  // tk = K: the k loop has extent 1 and A's load moves out of the n loop: once per block.
+  search::Analysis a = search::analyze("nk", kPaper, {64, 128, 512, 64}, 2);
+  EXPECT_EQ(a.blocks, 16 * 8);
+  ASSERT_EQ(a.accesses.size(), 4u);
+  EXPECT_EQ(a.accesses[0].tensor, "A");
+  EXPECT_EQ(a.accesses[0].trips, 1);
+  EXPECT_EQ(a.accesses[1].trips, 8);  // B: every n tile
+  EXPECT_EQ(a.accesses[2].trips, 8);  // D: every n tile
+  EXPECT_EQ(a.accesses[3].trips, 1);  // E: stored once
+  EXPECT_EQ(a.bytes, 128 * (64 * 512 * 1 + 512 * 128 * 8 + 128 * 64 * 8 + 64 * 64) * 2);
+  // tk = K / 2: A is loaded inside both loops, n x k = 8 x 2 times.
+  a = search::analyze("nk", kPaper, {64, 128, 256, 64}, 2);
+  EXPECT_EQ(a.accesses[0].trips, 16);
+  EXPECT_EQ(a.accesses[1].trips, 16);
+  EXPECT_EQ(a.accesses[2].trips, 8);
+  // kn: A indexed by k only, outside n: loaded k times; D in the second n loop.
+  a = search::analyze("kn", kPaper, {64, 128, 256, 64}, 2);
+  EXPECT_EQ(a.accesses[0].trips, 2);
+  EXPECT_EQ(a.accesses[1].trips, 16);
+  EXPECT_EQ(a.accesses[2].trips, 8);
+  // n(k,h): h is not bound, the block loops over it: D per (n, h) tile; E is 64 x 512.
+  a = search::analyze("n(k,h)", kPaper, {64, 128, 512, 64}, 2);
+  EXPECT_EQ(a.blocks, 16);
+  EXPECT_EQ(a.accesses[0].trips, 1);
+  EXPECT_EQ(a.accesses[2].trips, 8 * 8);
+  EXPECT_EQ(a.accesses[3].tile_elems, 64 * 512);
+  // FLOPs: C = A B recomputed for each of the H / th blocks of a row of tiles, plus E.
+  a = search::analyze("nk", kPaper, {64, 128, 512, 64}, 2);
+  EXPECT_DOUBLE_EQ(a.flops, 2.0 * 1024 * 1024 * 512 * 8 + 2.0 * 1024 * 1024 * 512);
+}
+
+constexpr const char* kChain = R"(
+input A : f16[2, 64, 32]
+input B : f16[2, 32, 128]
+input D : f16[2, 128, 32]
+C = matmul(A, B)
+E = matmul(C, D)
+output E
+)";
+
+TEST(Tiling, AnalysisMatchesTheCostModelOfTheLoweredGraph) {
+  const ir::KernelGraph program = parse_ok(kChain);
+  const opt::ChainDims d{2, 64, 128, 32, 32};
+  for (const Tiles& t : {Tiles{16, 32, 32, 16}, Tiles{64, 128, 32, 32}, Tiles{32, 16, 32, 32}}) {
+    ASSERT_TRUE(search::lowers_to_ugraph("nk", d, t));
+    auto g = opt::tile_chain(program, search::ugraph_tiles("nk", d, t));
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    const opt::Cost c = opt::estimate(*g, target::h100());
+    EXPECT_EQ(search::analyze("nk", d, t, 2).bytes, c.bytes) << t.to_string();
+  }
+  EXPECT_FALSE(search::lowers_to_ugraph("nk", d, Tiles{16, 32, 16, 16}));  // tk < K: two loops
+  EXPECT_FALSE(search::lowers_to_ugraph("kn", d, Tiles{16, 32, 32, 16}));
+}
+
+TEST(Tiling, SpaceCountsOfThePaperExample) {
+  const search::Space s = search::build_space(kPaper, 2, target::a100().shared_memory_per_block);
+  EXPECT_EQ(s.counts.expressions, 26);
+  EXPECT_EQ(s.counts.after_rule1, 3);
+  EXPECT_EQ(s.counts.after_rule2, 2);
+  // The paper's count: (24 + 2) x ceil(1024/16)^2 x ceil(512/16)^2.
+  EXPECT_EQ(s.counts.candidates, 109051904);
+  EXPECT_EQ(s.counts.after_rule3, 2 * 7 * 7 * 6 * 6);  // tiles dividing: 16..1024 (7), 16..512 (6)
+  EXPECT_LT(s.counts.after_rule4, s.counts.after_rule3);
+  EXPECT_GT(s.counts.lowerable, 0);
+  for (const opt::ChainTiles& t : s.tiles) {
+    EXPECT_EQ(1024 % t.m, 0);
+    EXPECT_EQ(512 % t.h, 0);
+    EXPECT_EQ(1024 % t.n, 0);
+  }
+}
+
+// The evolutionary search with the cost model as the measurement (so the ranks agree) and
+// with a measurement that prefers what the model does not.
+TEST(TuneChain, ConvergesAndMeasuresEachTilingOnce) {
+  const ir::KernelGraph program = parse_ok(kChain);
+  const target::Target t = target::local_cpu();
+  search::TuneOptions o;
+  o.population = 16;
+  o.measure_top = 4;
+  int batches = 0;
+  std::set<std::string> seen;
+  bool repeated = false;
+  auto by_model = [&](const std::vector<const ir::KernelGraph*>& gs) -> Result<std::vector<double>> {
+    ++batches;
+    std::vector<double> out;
+    for (const ir::KernelGraph* g : gs) {
+      repeated |= !seen.insert(ir::print_graph(*g)).second;
+      out.push_back(opt::estimate(*g, t).total_s);
+    }
+    return out;
+  };
+  auto r = search::tune_chain(program, t, o, by_model);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_FALSE(repeated);
+  EXPECT_TRUE(r->converged) << r->stop_reason;
+  EXPECT_EQ(r->stop_reason, "converged");
+  EXPECT_GE(r->rounds, 2);
+  EXPECT_LE(batches, r->rounds);  // one batch per round that has new tilings
+  ASSERT_GE(r->best, 0);
+  for (const auto& m : r->measured) EXPECT_LE(r->measured[static_cast<size_t>(r->best)].measured_s, m.measured_s);
+  EXPECT_GT(r->rank_correlation, 0.99);
+  // Same seed, same measurements: the same tilings in the same order.
+  auto again = search::tune_chain(program, t, o, by_model);
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->measured.size(), r->measured.size());
+  for (size_t i = 0; i < r->measured.size(); ++i)
+    EXPECT_EQ(again->measured[i].tiles.to_string(), r->measured[i].tiles.to_string());
+  // The model alone: nothing measured, the model's best.
+  auto model_only = search::tune_chain(program, t, o, {});
+  ASSERT_TRUE(model_only.ok());
+  EXPECT_TRUE(model_only->measured.empty());
+  EXPECT_FALSE(model_only->model_best.graph.ops.empty());
+  EXPECT_LE(model_only->model_best.model_s, r->measured[static_cast<size_t>(r->best)].model_s);
+}
+
+TEST(TuneChain, ReversedMeasurementGivesNegativeCorrelation) {
+  const ir::KernelGraph program = parse_ok(kChain);
+  const target::Target t = target::local_cpu();
+  search::TuneOptions o;
+  o.population = 16;
+  o.measure_top = 8;
+  auto reversed = [&](const std::vector<const ir::KernelGraph*>& gs) -> Result<std::vector<double>> {
+    std::vector<double> out;
+    for (const ir::KernelGraph* g : gs) out.push_back(1.0 / opt::estimate(*g, t).total_s);
+    return out;
+  };
+  auto r = search::tune_chain(program, t, o, reversed);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_LT(r->rank_correlation, -0.99);
+  // The best is the fastest measured, whatever the model said.
+  for (const auto& m : r->measured) EXPECT_LE(r->measured[static_cast<size_t>(r->best)].measured_s, m.measured_s);
+}
+
+TEST(TuneChain, NotAChainIsAnError) {
+  auto r = search::tune_chain(parse_ok(R"(
+input A : f16[16, 16]
+input B : f16[16, 16]
+C = matmul(A, B)
+output C
+)"), target::local_cpu(), {}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "chain: the program needs two matmuls, the second reading the first's result");
+}
+
+}  // namespace
+}  // namespace mugraph
