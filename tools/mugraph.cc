@@ -386,18 +386,20 @@ int cmd_tune(Options& o) {
   if (!r.ok()) return fail(r.status());
   const std::string report = driver::format_tune_report(*r);
   std::cout << report;
-  if (!r->best) return kMismatch;
   if (!o.out_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(o.out_dir, ec);
     if (ec) return fail(Status::error(o.out_dir + ": cannot create: " + ec.message()));
-    for (const auto& [name, text] : {std::pair<std::string, std::string>{"best.mu", ir::print_graph(*r->best)},
-                                     {"report.txt", report}})
+    std::vector<std::pair<std::string, std::string>> files{{"report.txt", report},
+                                                           {"tune.json", driver::tune_report_json(*r)}};
+    if (r->best) files.push_back({"best.mu", ir::print_graph(*r->best)});
+    for (const auto& [name, text] : files)
       if (Status st = write_output(o.out_dir + "/" + name, text); !st.ok()) return fail(st);
     std::cout << "written to " << o.out_dir << "\n";
-  } else {
+  } else if (r->best) {
     std::cout << "\n" << ir::print_graph(*r->best);
   }
+  if (!r->best) return kMismatch;
   return 0;
 }
 
@@ -620,7 +622,7 @@ int main(int argc, char** argv) {
   auto* tu = app.add_subcommand("tune", "MCFuser's tiling search for a chain of two matmuls (GEMM chain, attention): tile sizes tuned by the cost model and measured, the best certified");
   tu->add_option("PROGRAM", o.file, "the program: C = A B, element-wise ops and row sums of C, E = C' D")->required();
   tu->add_option("--target", o.target, "cpu (default: measured here) or a100, h100, h200 (ranked by the cost model alone)");
-  tu->add_option("--out", o.out_dir, "write best.mu and report.txt here");
+  tu->add_option("--out", o.out_dir, "write best.mu, report.txt and tune.json here");
   tu->add_option("--top", o.top_n, "tilings measured per generation (MCFuser's n, default 8)");
   tu->add_option("--population", o.population, "tilings per generation (MCFuser's N, default 64)");
   tu->add_option("--seed", o.seed, "random seed of the search and the inputs (default 0)");

@@ -21,6 +21,7 @@
 #include "ir/text.h"
 #include "support/memory.h"
 #include "ir/lax_partition.h"
+#include "opt/retile.h"
 
 namespace mugraph::driver {
 namespace {
@@ -449,8 +450,67 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
     }
     return {};
   }));
+  if (o.tune_chains && opt::find_chain(program).ok()) {
+    MG_RETURN_IF_ERROR(step("tune", [&](OptimizeReport::Step& s) -> Status {
+      TuneOptions to;
+      to.target = r.target;
+      to.search = o.tune;
+      to.seed = o.seed;
+      to.jit = o.jit;
+      to.cpu_threads = o.cpu_threads;
+      const Deadline dl = all.share(kTuneShare);
+      if (!dl.none()) to.search.time_limit_s = std::min(to.search.time_limit_s, dl.left());
+      search::MeasureBatch measure;
+      if (r.target.kind == target::Kind::kCpu)
+        measure = cpu_measure_batch(program, to, o.cpu_threads > 0 ? o.cpu_threads : runtime::idle_cores(0.2));
+      MG_ASSIGN_OR_RETURN(search::TuneResult t, search::tune_chain(program, r.target, to.search, measure));
+      if (t.stop_reason == "time limit") s.cut = "stopped after " + std::to_string(t.rounds) + " generation(s)";
+      r.tune = std::move(t);
+      return {};
+    }));
+  }
   r.program = make_variant("program", program, r.target);
   r.ranked = make_variants(program, r.search, r.target, o.top_n);
+  // Step 2b: the grid and loop sizes of the best searched structures, retiled one step each way
+  // (opt/retile.h); those the model prefers to their source join the variants.
+  if (o.retile_variants > 0) {
+    std::vector<Variant> retiled;
+    const size_t sources = std::min<size_t>(r.ranked.size(), 2);
+    for (size_t i = 0; i < sources; ++i)
+      for (opt::Retiled& x : opt::retile_neighbours(r.ranked[i].graph)) {
+        Variant v = make_variant("", std::move(x.graph), r.target);
+        if (v.cost.total_s >= r.ranked[i].cost.total_s) continue;
+        v.verdict = r.ranked[i].label + " retiled (" + x.change + "), not yet certified";
+        retiled.push_back(std::move(v));
+      }
+    std::stable_sort(retiled.begin(), retiled.end(), [](const Variant& a, const Variant& b) {
+      return a.cost.total_s < b.cost.total_s;
+    });
+    int added = 0;
+    for (Variant& v : retiled) {
+      if (added >= o.retile_variants) break;
+      const bool seen = std::any_of(r.ranked.begin(), r.ranked.end(),
+                                    [&](const Variant& u) { return u.graph == v.graph; });
+      if (seen) continue;
+      v.label = "retile" + std::to_string(++added);
+      r.ranked.push_back(std::move(v));
+    }
+  }
+  if (r.tune) {  // the fastest measured tilings (the model's best when nothing was measured)
+    std::vector<const search::TunedTiling*> best;
+    for (const search::TunedTiling& x : r.tune->measured) best.push_back(&x);
+    std::stable_sort(best.begin(), best.end(), [](const search::TunedTiling* a, const search::TunedTiling* b) {
+      return a->measured_s < b->measured_s;
+    });
+    if (best.empty()) best.push_back(&r.tune->model_best);
+    for (size_t i = 0; i < best.size() && static_cast<int>(i) < o.tune_variants; ++i) {
+      r.ranked.push_back(make_variant("tile" + std::to_string(i + 1), best[i]->graph, r.target));
+      r.ranked.back().verdict = "tiling " + best[i]->tiles.to_string() + " (not yet certified)";
+    }
+  }
+  std::stable_sort(r.ranked.begin(), r.ranked.end(), [](const Variant& a, const Variant& b) {
+    return a.cost.total_s < b.cost.total_s;
+  });
   std::shared_ptr<runtime::CudaDevice> gpu;
   MG_RETURN_IF_ERROR(step("measure", [&](OptimizeReport::Step& s) -> Status {
     const Deadline dl = all.share(r.target.kind == target::Kind::kCpu ? kMeasureShareCpu
@@ -527,6 +587,11 @@ std::string format_report(const OptimizeReport& r, const ir::KernelGraph& progra
        << " complete uGraphs were not screened: their screen needs more than the memory budget "
           "(raise --memory-budget)\n";
   if (!r.search.memory_note.empty()) os << r.search.memory_note << "\n";
+  if (r.tune)
+    os << "tune (MCFuser tiling search): " << r.tune->rounds << " generation(s), "
+       << r.tune->measured.size() << " of " << r.tune->estimated << " tilings measured, "
+       << r.tune->stop_reason << ", " << std::fixed << std::setprecision(1) << r.tune->seconds
+       << " s\n";
   os << "\n variant        kernels  model-us  measured-us   spread  vs-program  max-rel-err\n";
   auto row = [&](const Variant& v, bool chosen) {
     os << (chosen ? "*" : " ") << std::left << std::setw(14) << v.label << std::right

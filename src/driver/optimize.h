@@ -2,9 +2,19 @@
 //
 //   1. superoptimize       search each Lax part (search/search.h), candidates ranked by the
 //                          cost model on the target (opt/cost_model.h)
+//   1b. tune               when the program is a chain of two matmuls (opt/tile_chain.h):
+//                          MCFuser's tiling search (driver/tune.h, search/tune_chain.h), its
+//                          generations measured on the CPU (model alone on a GPU target); its
+//                          best tune_variants tilings (fastest measured first) join the variants
+//                          as "tile1", "tile2", ... and go through steps 3-5 like the rest
 //   2. variants            whole programs: per part the better (by the model) of its best
 //                          candidate and the part as written, then every other candidate of a
 //                          part substituted alone; the top n by the model are kept
+//   2b. retile             the two best variants' graph-defined kernels on grids with one
+//                          dim halved or doubled, or half or twice the for-loop range
+//                          (opt/retile.h: MCFuser's tile tuning of a found structure); the
+//                          retile_variants best by the model, where the model prefers them to
+//                          their source, join the variants as "retile1", ...
 //   3. measure             one JIT module with the program and the n variants, on the CPU for
 //                          target cpu, on the GPU for a GPU target when one is present; each
 //                          run on the same seeded inputs, checked against the program's run
@@ -33,18 +43,20 @@
 #include "driver/cpu_backend.h"
 #include "driver/cuda_backend.h"
 #include "driver/time_rounds.h"
+#include "driver/tune.h"
 #include "opt/cost_model.h"
 
 namespace mugraph::driver {
 
 // Under a time budget (search.time_budget_s: the whole command) each step gets a share of the
-// time left when it starts (what a step leaves unused goes to the next): search 45%, measuring
+// time left when it starts (what a step leaves unused goes to the next): search 45%, the
+// tiling search (step 1b, chains only) 30% of the rest, measuring
 // (JIT compile included) 40% of the rest on a CPU target and 55% on a GPU target, certify 90%
 // of what is then left, generating the rest. A step cut by its share says so in the report;
 // nothing cut is handed out. (On an H200 machine at a 20 s budget, nvcc of the Gated MLP
 // variants, 3-4 s each even in parallel, did not fit in 40%.)
 constexpr double kOptimizeSearchShare = 0.45, kMeasureShareCpu = 0.4, kMeasureShareGpu = 0.55,
-                 kCertifyShare = 0.9;
+                 kCertifyShare = 0.9, kTuneShare = 0.3;
 
 struct OptimizeOptions {
   search::SearchOptions search;  // search.target is the optimize target
@@ -65,6 +77,10 @@ struct OptimizeOptions {
   verify::VerifyOptions certify;  // mode certify
   int certify_tries = 3;          // variants certified at most, fastest first
   bool accept_unproved = false;   // may hand out a PASSED/UNPROVED variant (--accept-unproved)
+  bool tune_chains = true;        // step 1b
+  search::TuneOptions tune;       // its search (time_limit_s: also capped by the budget)
+  int tune_variants = 2;          // tilings it adds to the variants
+  int retile_variants = 2;        // step 2b: retiled variants added (0: none)
 };
 
 struct Variant {
@@ -81,6 +97,7 @@ struct Variant {
 
 struct OptimizeReport {
   search::SuperoptimizeResult search;
+  std::optional<search::TuneResult> tune;  // step 1b, when it ran
   target::Target target;
   Variant program;               // the input program, as written
   std::vector<Variant> ranked;   // top n by the model, best first

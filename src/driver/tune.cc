@@ -8,6 +8,8 @@
 #include <sstream>
 #include <thread>
 
+#include <nlohmann/json.hpp>
+
 #include "ir/text.h"
 
 namespace mugraph::driver {
@@ -173,7 +175,7 @@ std::string format_tune_report(const TuneReport& r) {
   }
   const search::TunedTiling& t = r.chosen < 0 ? r.search.model_best
                                               : r.search.measured[static_cast<size_t>(r.chosen)];
-  s << "best: " << t.tiles.to_string() << " — " << verify::verdict_name(r.certified.kind)
+  s << "best: " << t.tiles.to_string() << ": " << verify::verdict_name(r.certified.kind)
     << " (certify): " << r.certified.summary << "\n";
   if (r.speedup > 0) {
     std::ostringstream q;
@@ -182,6 +184,48 @@ std::string format_tune_report(const TuneReport& r) {
       << ", program " << us(r.program_timing.median) << ": " << q.str() << "x\n";
   }
   return s.str();
+}
+
+std::string tune_report_json(const TuneReport& r) {
+  using nlohmann::json;
+  const search::TuneResult& t = r.search;
+  const opt::ChainDims& d = t.chain.dims;
+  json j;
+  j["chain"] = {{"batch", d.batch}, {"m", d.m}, {"n", d.n}, {"k", d.k}, {"h", d.h},
+                {"row_normalization", t.chain.softmax_like}};
+  const search::SpaceCounts& c = t.space.counts;
+  j["space"] = {{"expressions", c.expressions}, {"after_rule1", c.after_rule1},
+                {"after_rule2", c.after_rule2}, {"candidates", c.candidates},
+                {"after_rule1_2", c.after_rule1_2}, {"after_rule3", c.after_rule3},
+                {"after_rule4", c.after_rule4}, {"not_one_block_graph", c.nested_loops},
+                {"lowerable", c.lowerable}, {"fit_memory", t.estimated}};
+  json m = json::array();
+  for (const search::TunedTiling& x : t.measured)
+    m.push_back({{"tm", x.tiles.m}, {"th", x.tiles.h}, {"tn", x.tiles.n}, {"model_s", x.model_s},
+                 {"measured_s", x.measured_s}, {"round", x.round + 1}});
+  j["measured"] = m;
+  j["rounds"] = t.rounds;
+  j["stop"] = t.stop_reason;
+  j["tune_seconds"] = t.seconds;
+  j["measure_seconds"] = t.measure_seconds;
+  j["rank_correlation"] = t.measured.size() >= 2 ? json(t.rank_correlation) : json(nullptr);
+  j["measured_on_cpu"] = r.measured;
+  if (r.best) {
+    const search::TunedTiling& b = r.chosen < 0 ? t.model_best : t.measured[static_cast<size_t>(r.chosen)];
+    j["chosen"] = {{"tm", b.tiles.m}, {"th", b.tiles.h}, {"tn", b.tiles.n}, {"model_s", b.model_s}};
+    j["verdict"] = std::string(verify::verdict_name(r.certified.kind));
+    j["verdict_summary"] = r.certified.summary;
+    j["max_rel"] = r.max_rel;
+  } else {
+    j["chosen"] = nullptr;
+  }
+  if (r.speedup > 0) {
+    j["kernel_s"] = r.best_timing.median;
+    j["program_s"] = r.program_timing.median;
+    j["speedup"] = r.speedup;
+  }
+  j["notes"] = r.notes;
+  return j.dump(1) + "\n";
 }
 
 }  // namespace mugraph::driver

@@ -58,5 +58,8 @@ search::MeasureBatch cpu_measure_batch(const ir::KernelGraph& program, const Tun
                                        int threads);
 
 std::string format_tune_report(const TuneReport& r);
+// The report as JSON (tune.json of `mugraph tune --out`): chain dims, space counts, every
+// measured tiling, the stop, seconds, rank correlation, the chosen tiling, its verdict, timings.
+std::string tune_report_json(const TuneReport& r);
 
 }  // namespace mugraph::driver

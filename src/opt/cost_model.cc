@@ -52,6 +52,17 @@ double cpu_run_share(const ir::TensorType& dev, const ir::Shape& tile) {
   return bytes / (bytes + 256.0);
 }
 
+// The share of the f32 peak a block matmul C[m, n] (+)= A[m, k] B[k, n] reaches on a CPU: the
+// device library's micro-kernel (runtime/cpu/mugraph_cpu.h) computes kMR x kNR blocks of C
+// (8 x 32 with AVX-512), so m and n round up to them, and per kKC = 256 step of k it loads and
+// stores its block of C, about 8 FMA rows' worth: 1 / (1 + 8 / min(k, 256)).
+double cpu_matmul_share(int64_t m, int64_t n, int64_t k) {
+  constexpr int64_t kMR = 8, kNR = 32, kKC = 256;
+  const double rows = static_cast<double>(m) / static_cast<double>((m + kMR - 1) / kMR * kMR);
+  const double cols = static_cast<double>(n) / static_cast<double>((n + kNR - 1) / kNR * kNR);
+  return rows * cols / (1.0 + 8.0 / static_cast<double>(std::min(k, kKC)));
+}
+
 // Bytes, FLOPs and blocks of one graph-defined kernel.
 void block_cost(const ir::KernelGraph& g, const ir::KernelOp& op, const target::Target& t,
                 KernelCost& c) {
@@ -73,10 +84,22 @@ void block_cost(const ir::KernelGraph& g, const ir::KernelOp& op, const target::
           if (n.imap[gd] != ir::kReplica) chunk /= bg.grid[gd];
         const int64_t b = chunk * dtype_bytes(dev.dtype) * c.blocks;
         c.bytes += b;
-        c.slow_bytes += t.kind == target::Kind::kCpu
-                            ? static_cast<double>(b) /
-                                  cpu_run_share(dev, bg.tensors[static_cast<size_t>(out0)].type.shape)
-                            : static_cast<double>(b);
+        if (t.kind != target::Kind::kCpu) {
+          c.slow_bytes += static_cast<double>(b);
+          break;
+        }
+        // On a CPU the blocks that replicate a chunk (grid dims the imap leaves unmapped) read
+        // it again from the caches when it fits a core's L2 (shared_memory_per_block): those
+        // re-reads cost a quarter of a DRAM read.
+        int64_t copies = 1;
+        for (int gd = 0; gd < 3; ++gd)
+          if (n.imap[gd] == ir::kReplica) copies *= bg.grid[gd];
+        const int64_t chunk_bytes = chunk * dtype_bytes(dev.dtype);
+        const double reread = chunk_bytes <= t.shared_memory_per_block
+                                  ? static_cast<double>(b) * (1.0 - 1.0 / static_cast<double>(copies))
+                                  : 0.0;
+        c.slow_bytes += (static_cast<double>(b) - 0.75 * reread) /
+                        cpu_run_share(dev, bg.tensors[static_cast<size_t>(out0)].type.shape);
         break;
       }
       case ir::BlockNodeKind::kOutputSaver: {
@@ -107,8 +130,10 @@ void block_cost(const ir::KernelGraph& g, const ir::KernelOp& op, const target::
             const ir::TensorType& b =
                 bg.tensors[static_cast<size_t>(n.inputs[static_cast<size_t>(concat ? term + 2 : 1)])].type;
             const int ra = a.shape.rank, rb = b.shape.rank;
-            if (!tile_matmul_uses_tensor_cores(a.shape[ra - 2], b.shape[rb - 1], a.shape[ra - 1],
-                                               a.dtype, b.dtype))
+            if (t.kind == target::Kind::kCpu)
+              peak = t.peak_flops_f32 * cpu_matmul_share(a.shape[ra - 2], b.shape[rb - 1], a.shape[ra - 1]);
+            else if (!tile_matmul_uses_tensor_cores(a.shape[ra - 2], b.shape[rb - 1], a.shape[ra - 1],
+                                                    a.dtype, b.dtype))
               peak = t.peak_flops_f32;
           }
         }

@@ -30,6 +30,15 @@
 // r / (r + 256) of the bandwidth, the prefetchers' ramp measured on this project's machine
 // (reading 32 MiB in tiles 64 B / 512 B / 2 KiB / 8 KiB wide ran at 0.35 / 0.67 / 0.81 / 1.0 of
 // the contiguous rate). T_mem counts these slower bytes (`memory_s`), `bytes` the real ones.
+// Two more CPU rules, fitted to MCFuser's chains tuned on this project's machine (issue 23:
+// over every tiling of six Table II/III chains, the model's rank correlation with the measured
+// times rose from 0.77-0.91 to 0.93-0.98):
+//   - blocks that replicate a chunk (grid dims its imap leaves unmapped) re-read it from the
+//     caches when it fits a core's L2 (shared_memory_per_block): each re-read counts a quarter
+//     of its bytes in T_mem (`slow_bytes`; `bytes` still counts them all);
+//   - a block matmul C[m, n] (+)= A[m, k] B[k, n] runs at the share of the f32 peak the device
+//     library's micro-kernel reaches: m and n round up to its 8 x 32 block of C, and per
+//     256-step of k it loads and stores that block: (m / m8) (n / n32) / (1 + 8 / min(k, 256)).
 // The graph's time is the sum of its kernels' (kernels run one after another).
 #pragma once
 

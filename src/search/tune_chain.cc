@@ -182,11 +182,16 @@ std::string format_tune(const TuneResult& r) {
       << x.graph.ops[0].block->grid[2] << ", forloop " << x.graph.ops[0].block->forloop
       << "  model " << x.model_s * 1e6 << " us, measured " << x.measured_s * 1e6 << " us\n";
   }
-  s << "stopped: " << r.stop_reason << " after " << r.rounds << " round(s), " << r.measured.size()
+  if (!r.measured.empty())
+    s << "stopped: " << r.stop_reason << " after " << r.rounds << " round(s), " << r.measured.size()
     << " tilings measured of " << r.estimated << "; " << std::fixed << std::setprecision(2)
     << r.seconds << " s (" << r.measure_seconds << " s measuring)\n";
-  s << "model vs measured rank correlation (Spearman, " << r.measured.size()
-    << " tilings): " << r.rank_correlation << "\n";
+  if (r.measured.size() >= 2)
+    s << "model vs measured rank correlation (Spearman, over the " << r.measured.size()
+      << " measured tilings: the model's top picks, a narrow range): " << r.rank_correlation << "\n";
+  if (r.measured.empty())
+    s << "model's best: " << r.model_best.tiles.to_string() << ", model " << r.model_best.model_s * 1e6
+      << " us\n";
   return s.str();
 }
 

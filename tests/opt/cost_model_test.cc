@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "driver/driver.h"
+#include "ir/text.h"
 #include "opt/cost_model.h"
 
 namespace mugraph {
@@ -59,6 +60,70 @@ TEST(CostModel, FewBlocksPayTheOccupancySlowdown) {
   big.sm_count *= 4;
   EXPECT_GT(opt::estimate(g, big).kernels[0].occupancy,
             opt::estimate(g, target::h100()).kernels[0].occupancy);
+}
+
+// A CPU target with round numbers, for hand counts.
+target::Target round_cpu() {
+  target::Target t = target::local_cpu();
+  t.sm_count = 1;
+  t.memory_bandwidth = 1e9;
+  t.peak_flops_f32 = t.peak_flops_f16 = t.peak_flops_bf16 = 1e9;
+  t.shared_memory_per_block = 1 << 20;
+  t.kernel_launch_s = 0;
+  return t;
+}
+
+// One block, one iteration: matmul [m, k] x [k, n] of f32 row-major tiles that are the whole
+// tensors (one contiguous run each).
+ir::KernelGraph one_matmul(int m, int k, int n) {
+  const std::string s = "input A : f32[" + std::to_string(m) + ", " + std::to_string(k) +
+                        "]\ninput B : f32[" + std::to_string(k) + ", " + std::to_string(n) +
+                        "]\nC = graph_defined(A, B, grid=[1, 1, 1], forloop=1) {\n"
+                        "  a = input_iterator(A, imap={}, fmap=phi)\n"
+                        "  b = input_iterator(B, imap={}, fmap=phi)\n"
+                        "  c = matmul(a, b)\n  output_saver(c, omap={})\n}\noutput C\n";
+  return ir::parse_graph(s).value();
+}
+
+TEST(CostModel, CpuBlockMatmulRoundsToTheMicroKernel) {
+  // 8 x 32 micro-kernel blocks of C; per 256-step of k, C's block is loaded and stored:
+  // share = (m / m rounded to 8) (n / n rounded to 32) / (1 + 8 / min(k, 256)).
+  const target::Target t = round_cpu();
+  auto compute = [&](int m, int k, int n) { return opt::estimate(one_matmul(m, k, n), t).kernels[0].compute_s; };
+  EXPECT_NEAR(compute(64, 256, 64), 2.0 * 64 * 64 * 256 / 1e9 * (1 + 8.0 / 256), 1e-12);
+  EXPECT_NEAR(compute(64, 256, 16), 2.0 * 64 * 16 * 256 / 1e9 * 2 * (1 + 8.0 / 256), 1e-12);
+  EXPECT_NEAR(compute(4, 16, 64), 2.0 * 4 * 64 * 16 / 1e9 * 2 * (1 + 8.0 / 16), 1e-12);
+  EXPECT_NEAR(compute(64, 1024, 64), 2.0 * 64 * 64 * 1024 / 1e9 * (1 + 8.0 / 256), 1e-12);
+  // A GPU target prices the same matmul at its plain peak.
+  EXPECT_DOUBLE_EQ(opt::estimate(one_matmul(64, 256, 16), target::h100()).kernels[0].matmul_flops,
+                   2.0 * 64 * 16 * 256);
+}
+
+TEST(CostModel, CpuRereadsOfACachedChunkCostAQuarter) {
+  // B [64, 64] f32 (16 KiB, one contiguous run) is replicated over 4 blocks: 1 DRAM read and
+  // 3 cached re-reads (a quarter each); A's 4 chunks of [16, 64] are read once each.
+  const ir::KernelGraph g = ir::parse_graph(R"(
+input A : f32[64, 64]
+input B : f32[64, 64]
+C = graph_defined(A, B, grid=[4, 1, 1], forloop=1) {
+  a = input_iterator(A, imap={x:0}, fmap=phi)
+  b = input_iterator(B, imap={}, fmap=phi)
+  c = matmul(a, b)
+  output_saver(c, omap={x:0})
+}
+output C
+)").value();
+  target::Target t = round_cpu();
+  const double run = 64 * 64 * 4;  // bytes of each tile's contiguous run: the whole tensor
+  const double share = run / (run + 256);
+  const double a = 64 * 64 * 4, b = 4 * 64 * 64 * 4, c = 64 * 64 * 4;
+  const opt::KernelCost k = opt::estimate(g, t).kernels[0];
+  EXPECT_EQ(k.bytes, static_cast<int64_t>(a + b + c));
+  EXPECT_NEAR(k.slow_bytes, a / (16.0 * 64 * 4 / (16.0 * 64 * 4 + 256)) + (b - 0.75 * b * 3 / 4) / share + c, 1e-6);
+  // A chunk larger than the L2: every re-read is a DRAM read.
+  t.shared_memory_per_block = 1024;
+  EXPECT_NEAR(opt::estimate(g, t).kernels[0].slow_bytes,
+              a / (16.0 * 64 * 4 / (16.0 * 64 * 4 + 256)) + b / share + c, 1e-6);
 }
 
 TEST(CostModel, SpearmanRankCorrelation) {
