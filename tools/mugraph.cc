@@ -366,8 +366,10 @@ Status write_output(const std::string& path, const std::string& text) {
 }
 
 // mugraph tune PROGRAM: MCFuser's tiling search for a two-matmul chain (driver/tune.h).
-// Exit: 0 a VERIFIED tuned kernel was handed out (best.mu in --out, else printed); 3 no tiling
-// was VERIFIED; 1 bad input (not such a chain, a bad flag) or a backend error.
+// Exit: 0 a VERIFIED tuned kernel was handed out (best.mu in --out, else printed), or an
+// unproven one with --accept-unproved; 6 the best tiling certify did not reject is PASSED or
+// UNPROVED (not handed out); 3 certify rejected every tiling tried (or their runs differed from
+// the program's); 1 bad input (not such a chain, a bad flag) or a backend error.
 int cmd_tune(Options& o) {
   auto g = load_valid(o.file, o.target, o.input_scales);
   if (!g.ok()) return fail(g.status());
@@ -382,6 +384,7 @@ int cmd_tune(Options& o) {
   to.search.seed = o.seed;
   to.seed = o.seed + 1;
   to.certify.seed = o.seed;
+  to.accept_unproved = o.accept_unproved;
   auto r = driver::tune(*g, to);
   if (!r.ok()) return fail(r.status());
   const std::string report = driver::format_tune_report(*r);
@@ -399,7 +402,7 @@ int cmd_tune(Options& o) {
   } else if (r->best) {
     std::cout << "\n" << ir::print_graph(*r->best);
   }
-  if (!r->best) return kMismatch;
+  if (!r->best) return r->not_verified.empty() ? kMismatch : kNotVerified;
   return 0;
 }
 
@@ -626,6 +629,7 @@ int main(int argc, char** argv) {
   tu->add_option("--top", o.top_n, "tilings measured per generation (MCFuser's n, default 8)");
   tu->add_option("--population", o.population, "tilings per generation (MCFuser's N, default 64)");
   tu->add_option("--seed", o.seed, "random seed of the search and the inputs (default 0)");
+  tu->add_flag("--accept-unproved", o.accept_unproved, "hand out a tiling certify PASSED or UNPROVED (no bound: relu, sqrt) instead of exiting 6");
   add_input_scale_flag(tu, o);
   auto* ca = app.add_subcommand("cache", "the result cache of optimize: ls, show KEY, rm KEY, clear");
   ca->add_option("ACTION", o.cache_action, "ls, show, rm or clear")

@@ -18,12 +18,14 @@ Shapes are the tables' (batch/heads as given); none reduced.
 """
 import json
 import os
-import statistics
 import subprocess
 import sys
 import time
 
 import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cpu"))
+from torch_ref import ceilings, median_time  # noqa: E402  (same timing as bench/cpu)
 
 # Table II: name, batch, M, N, K, H. E = (A[b,M,K] B[b,K,N]) D[b,N,H].
 GEMM = [("G1", 1, 512, 256, 64, 64), ("G2", 1, 512, 256, 64, 128), ("G3", 1, 512, 256, 64, 256),
@@ -58,17 +60,6 @@ def attention_program(b, m, n, k, h):
             f"O = matmul(P, V)\noutput O\n")
 
 
-def median_time(fn, args, runs):
-    with torch.no_grad():
-        fn(*args)
-        t = []
-        for _ in range(runs):
-            t0 = time.perf_counter()
-            fn(*args)
-            t.append(time.perf_counter() - t0)
-    return statistics.median(t)
-
-
 def torch_eager(kind, b, m, n, k, h, runs):
     """Best median over f32, bf16, f16 (dtype, seconds)."""
     gen = torch.Generator().manual_seed(0)
@@ -93,23 +84,13 @@ def torch_eager(kind, b, m, n, k, h, runs):
     return best
 
 
-def ceilings():
-    n = 64 << 20
-    x = torch.rand(n)
-    y = torch.empty_like(x)
-    copy = median_time(lambda: y.copy_(x), [], 10)
-    s = 2048
-    a = torch.rand(s, s)
-    mm = median_time(lambda: a @ a, [], 5)
-    return 2 * 4 * n / copy, 2 * s ** 3 / mm
-
-
 def main():
     mg, out = sys.argv[1], sys.argv[2]
     only = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--only"]
     runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 20
     os.makedirs(out, exist_ok=True)
-    bw, peak = ceilings()
+    c = ceilings()
+    bw, peak = c["copy_bytes_per_s"], c["f32_flops_per_s"]
     print(f"# measured here: copy {bw / 1e9:.1f} GB/s, f32 matmul {peak / 1e9:.0f} GFLOP/s "
           f"(2048^3; torch {torch.__version__}, {torch.get_num_threads()} threads; not the FMA peak: "
           f"torch's own f32 GEMM rate, which kernels converting f16 to f32 in registers can pass)")

@@ -457,13 +457,22 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
       to.search = o.tune;
       to.seed = o.seed;
       to.jit = o.jit;
+      to.cuda_jit = o.cuda_jit;
       to.cpu_threads = o.cpu_threads;
       const Deadline dl = all.share(kTuneShare);
       if (!dl.none()) to.search.time_limit_s = std::min(to.search.time_limit_s, dl.left());
-      search::MeasureBatch measure;
+      search::MeasureBatch measure;  // the CPU, or the GPU when one is present (else the model)
       if (r.target.kind == target::Kind::kCpu)
         measure = cpu_measure_batch(program, to, o.cpu_threads > 0 ? o.cpu_threads : runtime::idle_cores(0.2));
-      MG_ASSIGN_OR_RETURN(search::TuneResult t, search::tune_chain(program, r.target, to.search, measure));
+      else if (auto dev = runtime::open_cuda_device(0); dev.ok())
+        measure = gpu_measure_batch(program, to, dev.value());
+      auto tuned = search::tune_chain(program, r.target, to.search, measure);
+      if (!tuned.ok()) {  // the Mirage search's variants go on without it
+        r.notes.push_back("tiling search: " + tuned.status().message());
+        s.cut = "failed";
+        return {};
+      }
+      search::TuneResult t = std::move(tuned).value();
       if (t.stop_reason == "time limit") s.cut = "stopped after " + std::to_string(t.rounds) + " generation(s)";
       r.tune = std::move(t);
       return {};

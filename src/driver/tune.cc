@@ -6,11 +6,15 @@
 #include <iomanip>
 #include <numeric>
 #include <sstream>
+#include <functional>
+#include <memory>
 #include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "driver/cuda_backend.h"
 #include "ir/text.h"
+#include "runtime/cuda_driver.h"
 
 namespace mugraph::driver {
 
@@ -59,20 +63,108 @@ search::MeasureBatch cpu_measure_batch(const ir::KernelGraph& program, const Tun
   };
 }
 
+search::MeasureBatch gpu_measure_batch(const ir::KernelGraph& program, const TuneOptions& o,
+                                       std::shared_ptr<runtime::CudaDevice> dev) {
+  return [&program, &o, dev](const std::vector<const ir::KernelGraph*>& graphs) -> Result<std::vector<double>> {
+    MG_ASSIGN_OR_RETURN(auto mods, load_cuda_each(named(graphs), o.target, o.cuda_jit, dev));
+    std::vector<double> out;
+    for (size_t i = 0; i < graphs.size(); ++i) {
+      MG_ASSIGN_OR_RETURN(GpuBuffers b, make_gpu_buffers(*graphs[i], o.seed, dev, &program));
+      MG_ASSIGN_OR_RETURN(double t, mods[i]->time(0, b.in(), b.out(), std::max(o.runs, 10), true));
+      out.push_back(t);
+    }
+    return out;
+  };
+}
+
+namespace {
+
+// Steps 2 and 3 on the backend at hand: the program and the candidate graphs compiled together,
+// an entry run on make_buffers(g, seed, &program) (its outputs returned, its buffers kept), and
+// one timing sample of an entry that ran.
+struct Runner {
+  std::function<Result<std::vector<std::vector<float>>>(size_t, const ir::KernelGraph&)> run;
+  std::function<Result<double>(size_t)> sample;
+  double tolerance = 0;
+};
+
+Result<Runner> cpu_runner(const std::vector<const ir::KernelGraph*>& graphs, const ir::KernelGraph& program,
+                          const TuneOptions& o, int threads) {
+  MG_ASSIGN_OR_RETURN(std::shared_ptr<runtime::CpuModule> mod, compile_cpu(named(graphs), o.jit));
+  auto bufs = std::make_shared<std::vector<CpuBuffers>>(graphs.size());
+  auto calls = std::make_shared<std::vector<int>>(graphs.size(), 1);
+  Runner r;
+  r.tolerance = cpu_tolerance(program);
+  r.run = [mod, bufs, calls, &program, &o, threads](size_t i, const ir::KernelGraph& g)
+      -> Result<std::vector<std::vector<float>>> {
+    ThreadScope scope(threads);
+    (*bufs)[i] = make_buffers(g, o.seed, &program);
+    MG_RETURN_IF_ERROR(mod->run(i, (*bufs)[i].in(), (*bufs)[i].out()));
+    std::vector<std::vector<float>> out;
+    for (const runtime::Buffer& b : (*bufs)[i].outputs) out.push_back(b.values());
+    // Calls per sample so that a sample lasts about 20 ms (a timer tick is then a small share).
+    MG_ASSIGN_OR_RETURN(double t, mod->time(i, (*bufs)[i].in(), (*bufs)[i].out(), 3));
+    (*calls)[i] = static_cast<int>(std::clamp(std::ceil(0.02 / std::max(t, 1e-9)), 1.0, 1000.0));
+    return out;
+  };
+  r.sample = [mod, bufs, calls, threads](size_t i) -> Result<double> {
+    ThreadScope scope(threads);
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int c = 0; c < (*calls)[i]; ++c) MG_RETURN_IF_ERROR(mod->run(i, (*bufs)[i].in(), (*bufs)[i].out()));
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / (*calls)[i];
+  };
+  return r;
+}
+
+Result<Runner> gpu_runner(const std::vector<const ir::KernelGraph*>& graphs, const ir::KernelGraph& program,
+                          const TuneOptions& o, std::shared_ptr<runtime::CudaDevice> dev) {
+  MG_ASSIGN_OR_RETURN(auto loaded, load_cuda_each(named(graphs), o.target, o.cuda_jit, dev));
+  auto mods = std::make_shared<std::vector<std::unique_ptr<runtime::CudaModule>>>(std::move(loaded));
+  auto bufs = std::make_shared<std::vector<std::unique_ptr<GpuBuffers>>>(graphs.size());
+  Runner r;
+  r.tolerance = gpu_tolerance(program);
+  r.run = [mods, bufs, dev, &program, &o](size_t i, const ir::KernelGraph& g)
+      -> Result<std::vector<std::vector<float>>> {
+    MG_ASSIGN_OR_RETURN(GpuBuffers b, make_gpu_buffers(g, o.seed, dev, &program));
+    (*bufs)[i] = std::make_unique<GpuBuffers>(std::move(b));
+    MG_RETURN_IF_ERROR((*mods)[i]->run(0, (*bufs)[i]->in(), (*bufs)[i]->out()));
+    MG_RETURN_IF_ERROR((*bufs)[i]->download(*dev));
+    std::vector<std::vector<float>> out;
+    for (const runtime::Buffer& x : (*bufs)[i]->host.outputs) out.push_back(x.values());
+    return out;
+  };
+  r.sample = [mods, bufs](size_t i) -> Result<double> {  // CUDA events, as a CUDA graph
+    return (*mods)[i]->time(0, (*bufs)[i]->in(), (*bufs)[i]->out(), 1, true);
+  };
+  return r;
+}
+
+}  // namespace
+
 Result<TuneReport> tune(const ir::KernelGraph& program, const TuneOptions& o) {
   TuneReport r;
   MG_RETURN_IF_ERROR(validate(program, o.target));
-  r.measured = o.target.kind == target::Kind::kCpu;
+  // The backend at hand: the CPU for target cpu, the GPU for a GPU target when one is present.
   // Threads counted once, before any compiler runs beside this process.
-  const int threads = r.measured ? threads_for(o) : 0;
+  const bool cpu = o.target.kind == target::Kind::kCpu;
+  const int threads = cpu ? threads_for(o) : 0;
+  std::shared_ptr<runtime::CudaDevice> gpu;
   search::MeasureBatch measure;
-  if (r.measured) {
+  if (cpu) {
     measure = cpu_measure_batch(program, o, threads);
+    r.device = "cpu";
     r.notes.push_back("measured on the CPU with " + std::to_string(threads) + " OpenMP thread(s)");
+  } else if (auto dev = runtime::open_cuda_device(0); dev.ok()) {
+    gpu = dev.value();
+    measure = gpu_measure_batch(program, o, gpu);
+    r.device = gpu->name();
+    r.notes.push_back("measured on " + gpu->name() + " (sm_" + std::to_string(gpu->sm_arch()) +
+                      "), CUDA events, each kernel launched as a CUDA graph");
+  } else {
+    r.notes.push_back("target " + o.target.name + ": " + dev.status().message() +
+                      "; tilings ranked by the cost model alone, nothing measured");
   }
-  else
-    r.notes.push_back("target " + o.target.name +
-                      ": tilings ranked by the cost model alone (tuning measures on the CPU only)");
+  r.measured = static_cast<bool>(measure);
   MG_ASSIGN_OR_RETURN(r.search, search::tune_chain(program, o.target, o.search, measure));
 
   // Step 2: the fastest tilings first (the model's best when nothing was measured).
@@ -83,81 +175,60 @@ Result<TuneReport> tune(const ir::KernelGraph& program, const TuneOptions& o) {
            r.search.measured[static_cast<size_t>(b)].measured_s;
   });
   if (order.empty()) order.push_back(-1);
+  if (static_cast<int>(order.size()) > o.certify_tries) order.resize(static_cast<size_t>(o.certify_tries));
   auto tiling = [&](int i) -> const search::TunedTiling& {
     return i < 0 ? r.search.model_best : r.search.measured[static_cast<size_t>(i)];
   };
-  std::unique_ptr<runtime::CpuModule> mod;
-  std::vector<std::vector<float>> program_run;
+  std::optional<Runner> runner;
   RunReference want;
-  const double tolerance = cpu_tolerance(program);
   if (r.measured) {
     std::vector<const ir::KernelGraph*> graphs{&program};
     for (int i : order) graphs.push_back(&tiling(i).graph);
-    MG_ASSIGN_OR_RETURN(mod, compile_cpu(named(graphs), o.jit));
-    CpuBuffers pb = make_buffers(program, o.seed);
-    MG_RETURN_IF_ERROR(mod->run(0, pb.in(), pb.out()));
-    for (const runtime::Buffer& b : pb.outputs) program_run.push_back(b.values());
+    MG_ASSIGN_OR_RETURN(runner, cpu ? cpu_runner(graphs, program, o, threads) : gpu_runner(graphs, program, o, gpu));
+    MG_ASSIGN_OR_RETURN(const auto program_run, runner->run(0, program));
     MG_ASSIGN_OR_RETURN(want, run_reference(program, o.seed, program_run));
     if (!want.note.empty()) r.notes.push_back(want.note);
   }
   verify::VerifyOptions vo = o.certify;
   vo.mode = verify::Mode::kCertify;
-  int tries = 0;
-  size_t entry = 0;
-  for (int i : order) {
-    ++entry;
-    const search::TunedTiling& t = tiling(i);
+  size_t chosen_entry = 0;
+  for (size_t e = 0; e < order.size(); ++e) {
+    const search::TunedTiling& t = tiling(order[e]);
     const std::string label = t.tiles.to_string();
-    if (tries >= o.certify_tries) {
-      r.notes.push_back("certified " + std::to_string(o.certify_tries) +
-                        " tilings (certify_tries); slower ones were not tried");
-      break;
-    }
-    if (mod) {
-      CpuBuffers b = make_buffers(t.graph, o.seed, &program);
-      MG_RETURN_IF_ERROR(mod->run(entry, b.in(), b.out()));
+    if (runner) {
+      MG_ASSIGN_OR_RETURN(const auto got, runner->run(e + 1, t.graph));
       double rel = 0;
-      for (size_t k = 0; k < b.outputs.size(); ++k) {
-        const std::vector<float> got = b.outputs[k].values();
-        const OutputDiff d = diff_values("", want.outputs[k], std::vector<double>(got.begin(), got.end()));
+      for (size_t k = 0; k < got.size(); ++k) {
+        const OutputDiff d = diff_values("", want.outputs[k], std::vector<double>(got[k].begin(), got[k].end()));
         rel = std::isnan(d.max_rel) ? d.max_rel : std::max(rel, d.max_rel);
       }
-      if (!(rel <= tolerance)) {
-        r.notes.push_back(want.differs(label, rel, tolerance));
+      if (!(rel <= runner->tolerance)) {
+        r.notes.push_back(want.differs(label, rel, runner->tolerance));
         continue;
       }
       r.max_rel = rel;
     }
-    ++tries;
     const verify::Verdict c = verify::check(program, t.graph, vo);
-    if (c.kind != verify::VerdictKind::kVerified) {
-      r.notes.push_back(label + ": " + std::string(verify::verdict_name(c.kind)) +
-                        " (certify): " + c.summary + "; not handed out");
+    const bool take = c.kind == verify::VerdictKind::kVerified ||
+                      (o.accept_unproved && verify::accepted(c.kind));
+    if (!take) {
+      const std::string kind(verify::verdict_name(c.kind));
+      if (verify::accepted(c.kind) && r.not_verified.empty())
+        r.not_verified = "NOT VERIFIED: the tiling " + label + " is " + kind + " (" + c.summary +
+                         "); not handed out: rerun with --accept-unproved to take it";
+      r.notes.push_back(label + ": " + kind + " (certify): " + c.summary + "; not handed out");
       continue;
     }
-    r.chosen = i;
+    r.chosen = order[e];
     r.best = t.graph;
     r.certified = c;
+    chosen_entry = e + 1;
     break;
   }
-  if (!r.best || !mod) return r;
+  if (!r.best || !runner) return r;
   // Step 3: the kernel against the program, interleaved rounds.
-  ThreadScope scope(threads);
-  std::vector<CpuBuffers> bufs;
-  bufs.push_back(make_buffers(program, o.seed));
-  bufs.push_back(make_buffers(*r.best, o.seed, &program));
-  const size_t entries[2] = {0, static_cast<size_t>(std::find(order.begin(), order.end(), r.chosen) - order.begin()) + 1};
-  // Calls per sample so that a sample lasts about 20 ms (a timer tick is then a small share).
-  int calls[2] = {1, 1};
-  for (size_t i = 0; i < 2; ++i) {
-    MG_ASSIGN_OR_RETURN(double t, mod->time(entries[i], bufs[i].in(), bufs[i].out(), 3));
-    calls[i] = static_cast<int>(std::clamp(std::ceil(0.02 / std::max(t, 1e-9)), 1.0, 1000.0));
-  }
-  Sampler sample = [&](size_t i) -> Result<double> {
-    const auto t0 = std::chrono::steady_clock::now();
-    for (int c = 0; c < calls[i]; ++c) MG_RETURN_IF_ERROR(mod->run(entries[i], bufs[i].in(), bufs[i].out()));
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / calls[i];
-  };
+  const size_t entries[2] = {0, chosen_entry};
+  Sampler sample = [&](size_t i) -> Result<double> { return runner->sample(entries[i]); };
   MG_ASSIGN_OR_RETURN(RoundsResult rounds, time_rounds(2, sample, o.compare));
   r.program_timing = rounds.stats[0];
   r.best_timing = rounds.stats[1];
@@ -170,7 +241,8 @@ std::string format_tune_report(const TuneReport& r) {
   s << search::format_tune(r.search);
   for (const std::string& n : r.notes) s << "note: " << n << "\n";
   if (!r.best) {
-    s << "NOT TUNED: no tiling was VERIFIED; nothing handed out\n";
+    s << (r.not_verified.empty() ? "NOT TUNED: certify rejected every tiling tried; nothing handed out"
+                                 : r.not_verified) << "\n";
     return s.str();
   }
   const search::TunedTiling& t = r.chosen < 0 ? r.search.model_best

@@ -53,11 +53,14 @@ double cpu_run_share(const ir::TensorType& dev, const ir::Shape& tile) {
 }
 
 // The share of the f32 peak a block matmul C[m, n] (+)= A[m, k] B[k, n] reaches on a CPU: the
-// device library's micro-kernel (runtime/cpu/mugraph_cpu.h) computes kMR x kNR blocks of C
-// (8 x 32 with AVX-512), so m and n round up to them, and per kKC = 256 step of k it loads and
-// stores its block of C, about 8 FMA rows' worth: 1 / (1 + 8 / min(k, 256)).
-double cpu_matmul_share(int64_t m, int64_t n, int64_t k) {
-  constexpr int64_t kMR = 8, kNR = 32, kKC = 256;
+// device library's micro-kernel (runtime/cpu/mugraph_cpu.h) computes blocks of C of the
+// target's cpu_matmul_rows x cpu_matmul_cols (8 x 32 with AVX-512; 8 x 32 when unset), so m and
+// n round up to them, and per kKC = 256 step of k it loads and stores its block of C, about 8
+// FMA rows' worth: 1 / (1 + 8 / min(k, 256)).
+double cpu_matmul_share(int64_t m, int64_t n, int64_t k, const target::Target& t) {
+  const int64_t kMR = t.cpu_matmul_rows > 0 ? t.cpu_matmul_rows : 8;
+  const int64_t kNR = t.cpu_matmul_cols > 0 ? t.cpu_matmul_cols : 32;
+  constexpr int64_t kKC = 256;
   const double rows = static_cast<double>(m) / static_cast<double>((m + kMR - 1) / kMR * kMR);
   const double cols = static_cast<double>(n) / static_cast<double>((n + kNR - 1) / kNR * kNR);
   return rows * cols / (1.0 + 8.0 / static_cast<double>(std::min(k, kKC)));
@@ -131,7 +134,7 @@ void block_cost(const ir::KernelGraph& g, const ir::KernelOp& op, const target::
                 bg.tensors[static_cast<size_t>(n.inputs[static_cast<size_t>(concat ? term + 2 : 1)])].type;
             const int ra = a.shape.rank, rb = b.shape.rank;
             if (t.kind == target::Kind::kCpu)
-              peak = t.peak_flops_f32 * cpu_matmul_share(a.shape[ra - 2], b.shape[rb - 1], a.shape[ra - 1]);
+              peak = t.peak_flops_f32 * cpu_matmul_share(a.shape[ra - 2], b.shape[rb - 1], a.shape[ra - 1], t);
             else if (!tile_matmul_uses_tensor_cores(a.shape[ra - 2], b.shape[rb - 1], a.shape[ra - 1],
                                                     a.dtype, b.dtype))
               peak = t.peak_flops_f32;

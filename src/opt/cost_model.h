@@ -37,8 +37,9 @@
 //     caches when it fits a core's L2 (shared_memory_per_block): each re-read counts a quarter
 //     of its bytes in T_mem (`slow_bytes`; `bytes` still counts them all);
 //   - a block matmul C[m, n] (+)= A[m, k] B[k, n] runs at the share of the f32 peak the device
-//     library's micro-kernel reaches: m and n round up to its 8 x 32 block of C, and per
-//     256-step of k it loads and stores that block: (m / m8) (n / n32) / (1 + 8 / min(k, 256)).
+//     library's micro-kernel reaches: m and n round up to its block of C (the target's
+//     cpu_matmul_rows x cols: 8 x 32 with AVX-512, 4 x 16 otherwise), and per 256-step of k it
+//     loads and stores that block: (m / m8) (n / n32) / (1 + 8 / min(k, 256)) with AVX-512.
 // The graph's time is the sum of its kernels' (kernels run one after another).
 #pragma once
 

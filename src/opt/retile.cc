@@ -39,6 +39,63 @@ Result<std::shared_ptr<const ir::ThreadGraph>> rebuild_thread(const ir::ThreadGr
   return std::move(b).finish();
 }
 
+// Which dims of each block tensor the grid cuts into chunks: a dim that comes from an input's
+// data dim some grid dim of size > 1 maps. Followed through the ops (broadcasting element-wise
+// ops and thread graphs, matmul's rows and columns, sums, repeats and concats dim for dim,
+// transposes by their permutation); anything else counts as cut in every dim (the safe side:
+// a cut dim keeps its sum's group).
+std::vector<std::vector<bool>> grid_cut_dims(const BlockGraph& bg, const ir::Dim3& grid) {
+  std::vector<std::vector<bool>> cut(bg.tensors.size());
+  auto rank = [&](TensorId t) { return bg.tensors[static_cast<size_t>(t)].type.shape.rank; };
+  auto at = [&](TensorId t) -> std::vector<bool>& { return cut[static_cast<size_t>(t)]; };
+  // Right-aligned: output dim j of rank r reads dim j - (r - ri) of an input of rank ri.
+  auto broadcast = [&](const std::vector<TensorId>& in, int r) {
+    std::vector<bool> c(static_cast<size_t>(r), false);
+    for (TensorId t : in)
+      for (int j = 0; j < r; ++j) {
+        const int i = j - (r - rank(t));
+        if (i >= 0 && at(t)[static_cast<size_t>(i)]) c[static_cast<size_t>(j)] = true;
+      }
+    return c;
+  };
+  for (const BlockNode& n : bg.nodes) {
+    if (n.outputs.empty()) continue;
+    const int r = rank(n.outputs[0]);
+    std::vector<bool> c(static_cast<size_t>(r), true);
+    if (n.kind == BlockNodeKind::kInputIterator) {
+      c.assign(static_cast<size_t>(r), false);
+      for (int g = 0; g < 3; ++g)
+        if (grid[g] > 1 && n.imap[g] != ir::kReplica) c[static_cast<size_t>(n.imap[g])] = true;
+    } else if (n.kind == BlockNodeKind::kAccumulator) {
+      c = at(n.inputs[0]);
+    } else if (n.kind == BlockNodeKind::kThreadGraph) {
+      c = broadcast(n.inputs, r);
+    } else if (n.kind == BlockNodeKind::kCompute) {
+      switch (ir::op_info(n.op).cls) {
+        case ir::OpClass::kUnary:
+        case ir::OpClass::kBinary: c = broadcast(n.inputs, r); break;
+        case ir::OpClass::kMatmul: {
+          c = broadcast(n.inputs, r);  // the batch dims
+          const int ra = rank(n.inputs[0]), rb = rank(n.inputs[1]);
+          c[static_cast<size_t>(r - 2)] = at(n.inputs[0])[static_cast<size_t>(ra - 2)];
+          c[static_cast<size_t>(r - 1)] = at(n.inputs[1])[static_cast<size_t>(rb - 1)];
+          break;
+        }
+        case ir::OpClass::kSum:
+        case ir::OpClass::kRepeat: c = at(n.inputs[0]); break;
+        case ir::OpClass::kConcat: c = broadcast(n.inputs, r); break;
+        case ir::OpClass::kTranspose:
+          for (int j = 0; j < r; ++j) c[static_cast<size_t>(j)] = at(n.inputs[0])[static_cast<size_t>(n.attrs.perm[j])];
+          break;
+        case ir::OpClass::kConcatMatmul:
+        case ir::OpClass::kReshape: break;  // all cut
+      }
+    }
+    for (TensorId t : n.outputs) at(t) = c;
+  }
+  return cut;
+}
+
 }  // namespace
 
 Result<ir::KernelGraph> retile(const ir::KernelGraph& g, size_t op, const ir::Dim3& grid,
@@ -49,6 +106,11 @@ Result<ir::KernelGraph> retile(const ir::KernelGraph& g, size_t op, const ir::Di
   MG_ASSIGN_OR_RETURN(BlockBuilder b, BlockBuilder::make(bg.input_types, grid, forloop));
   std::vector<TensorId> to(bg.tensors.size(), -1);
   auto name = [&](TensorId t) { return bg.tensors[static_cast<size_t>(t)].name; };
+  const auto cut_old = grid_cut_dims(bg, bg.grid), cut_new = grid_cut_dims(bg, grid);
+  auto grid_cut = [&](TensorId t, int dim) {
+    return cut_old[static_cast<size_t>(t)][static_cast<size_t>(dim)] ||
+           cut_new[static_cast<size_t>(t)][static_cast<size_t>(dim)];
+  };
   for (const BlockNode& n : bg.nodes) {
     std::vector<TensorId> in;
     for (TensorId t : n.inputs) in.push_back(to[static_cast<size_t>(t)]);
@@ -62,11 +124,18 @@ Result<ir::KernelGraph> retile(const ir::KernelGraph& g, size_t op, const ir::Di
         ir::OpAttrs attrs = n.attrs;
         if (n.op == ir::OpKind::kReshape)
           return error("retile: '", name(n.outputs[0]), "' is a reshape to a tile shape");
+        // A whole-tile sum over a dim the grid does not cut sums the whole (loop-streamed) dim
+        // in both forms: its group follows the tile. Over a dim the grid cuts, it is a sum per
+        // chunk of the data: the group stays (and must still divide the new tile).
         if (n.op == ir::OpKind::kSum) {
           const ir::Shape& old_in = bg.tensors[static_cast<size_t>(n.inputs[0])].type.shape;
-          if (attrs.group == old_in[attrs.dim])
+          if (attrs.group == old_in[attrs.dim] && !grid_cut(n.inputs[0], attrs.dim))
             attrs.group = b.graph().tensors[static_cast<size_t>(in[0])].type.shape[attrs.dim];
         }
+        if ((n.op == ir::OpKind::kRepeat || n.op == ir::OpKind::kConcat) && !(grid == bg.grid) &&
+            grid_cut(n.outputs[0], attrs.dim))
+          return error("retile: '", name(n.outputs[0]), "' is a ", ir::op_name(n.op),
+                       " along a dim the grid cuts");
         MG_ASSIGN_OR_RETURN(to[static_cast<size_t>(n.outputs[0])], b.op(n.op, in, attrs, name(n.outputs[0])));
         break;
       }

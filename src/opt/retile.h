@@ -2,14 +2,18 @@
 // (MCFuser's tile tuning applied to a structure the Mirage search found, issue 23).
 //
 // Every node is replayed with its maps; the tile shapes follow from the new grid and range.
-// A sum that reduced its input's whole extent along its dim (group = that extent) still does
-// (group = the new extent); a sum over part of a dim keeps its group. Thread graphs are rebuilt
-// on the new tiles. The result computes what `g` computes: the maps and ops are the same, only
-// how the data is cut into blocks and iterations changes (the verifier checks it all the same).
+// A sum that reduced its input's whole tile along a dim the grid does not cut (a dim streamed
+// by the loop, or whole in every block) still does (group = the new extent); a sum along a dim
+// the grid cuts (a sum per chunk of the data) or over part of its tile keeps its group. Thread
+// graphs are rebuilt on the new tiles. The result is a candidate, not a proof: where a whole-
+// tile sum feeds a concatenating accumulator, following the tile changes what it computes.
+// Optimize checks every variant's run against the program's and certifies before handing one
+// out.
 //
 // Fails (with the reason) where the new sizes do not cut the data evenly (the builder's
-// message), where an op carries tile shapes (reshape), where a partial sum's group no longer
-// divides its tile, or where the kernel's outputs would change type.
+// message), where an op carries tile shapes (reshape), where a repeat or concat runs along a
+// dim the grid cuts and the grid changes, where a kept group no longer divides its tile, or
+// where the kernel's outputs would change type.
 //
 // retile_neighbours: for each graph-defined kernel, the retilings that halve or double one
 // grid dim or the for-loop range (those that succeed), each with the kernel index.

@@ -138,7 +138,8 @@ Result<Chain> analyze(const KernelGraph& g) {
   const ir::Shape& e = shape_of(g, ch.e);
   if (c.rank > 3) return error("chain: more than one batch dim");
   ChainDims& d = ch.info.dims;
-  d.batch = c.rank == 3 ? c[0] : 1;
+  if (e.rank > 3) return error("chain: more than one batch dim");
+  d.batch = e.rank == 3 ? e[0] : 1;  // E's: C may be rank 2 with a batched D
   d.m = c[c.rank - 2], d.n = c[c.rank - 1], d.h = e[e.rank - 1];
   d.k = shape_of(g, ch.a)[shape_of(g, ch.a).rank - 1];
   ch.info.elem_bytes = ir::dtype_bytes(g.tensors[static_cast<size_t>(ch.a)].type.dtype);
@@ -186,14 +187,16 @@ Result<KernelGraph> tile_chain(const KernelGraph& g, const ChainTiles& t) {
   const ir::Shape& sa = shape_of(g, ch.a);
   const ir::Shape& sb = shape_of(g, ch.b);
   const ir::Shape& sd = shape_of(g, ch.d);
-  MG_ASSIGN_OR_RETURN(at(in, ch.a), b.input_iterator(0, input_map(sa, d.batch, 1, 2), kReplica,
-                                                     name_of(g, ch.a) + "_tile"));
-  MG_ASSIGN_OR_RETURN(at(in, ch.b), b.input_iterator(1, input_map(sb, d.batch, -1, 0),
-                                                     static_cast<int>(sb.rank) - 1,
-                                                     name_of(g, ch.b) + "_tile"));
-  MG_ASSIGN_OR_RETURN(at(in, ch.d), b.input_iterator(2, input_map(sd, d.batch, 2, 1),
-                                                     static_cast<int>(sd.rank) - 2,
-                                                     name_of(g, ch.d) + "_tile"));
+  // One iterator per role (the program may pass one input as two of A, B, D): the tiles
+  // differ. Program inputs are read only by the two matmuls (analyze checks it).
+  MG_ASSIGN_OR_RETURN(const TensorId a_tile, b.input_iterator(0, input_map(sa, d.batch, 1, 2), kReplica,
+                                                              name_of(g, ch.a) + "_a_tile"));
+  MG_ASSIGN_OR_RETURN(const TensorId b_tile, b.input_iterator(1, input_map(sb, d.batch, -1, 0),
+                                                              static_cast<int>(sb.rank) - 1,
+                                                              name_of(g, ch.b) + "_b_tile"));
+  MG_ASSIGN_OR_RETURN(const TensorId d_tile, b.input_iterator(2, input_map(sd, d.batch, 2, 1),
+                                                              static_cast<int>(sd.rank) - 2,
+                                                              name_of(g, ch.d) + "_d_tile"));
   // In the loop: the pointwise ops, the row sums over the tile, E's numerator.
   std::vector<std::pair<TensorId, TensorId>> to_accumulate;  // (program tensor, in-loop tensor)
   for (size_t i = 0; i < g.ops.size(); ++i) {
@@ -201,11 +204,13 @@ Result<KernelGraph> tile_chain(const KernelGraph& g, const ChainTiles& t) {
     const TensorId o = op.outputs[0];
     const Cls c = ch.cls[static_cast<size_t>(o)];
     std::vector<TensorId> args;
-    for (TensorId x : op.inputs) args.push_back(at(in, x));
+    if (static_cast<int>(i) == ch.m1) args = {a_tile, b_tile};
+    else
+      for (TensorId x : op.inputs) args.push_back(at(in, x));
     if (static_cast<int>(i) == ch.m2) {
       const TensorId z = op.inputs[0];
       const TensorId p = ch.cls[static_cast<size_t>(z)] == Cls::kScaled ? ch.scaled[static_cast<size_t>(z)].point : z;
-      MG_ASSIGN_OR_RETURN(TensorId n, b.op(OpKind::kMatmul, {at(in, p), at(in, ch.d)}));
+      MG_ASSIGN_OR_RETURN(TensorId n, b.op(OpKind::kMatmul, {at(in, p), d_tile}));
       to_accumulate.push_back({o, n});
     } else if (c == Cls::kPoint) {
       MG_ASSIGN_OR_RETURN(at(in, o), b.op(op.op, args, op.attrs, name_of(g, o)));
@@ -260,7 +265,11 @@ Result<KernelGraph> tile_chain(const KernelGraph& g, const ChainTiles& t) {
                       kb.graph_defined({index_of(ch.a), index_of(ch.b), index_of(ch.d)}, block,
                                        {name_of(g, out)}));
   MG_RETURN_IF_ERROR(kb.output(outs[0]));
-  return std::move(kb).finish();
+  MG_ASSIGN_OR_RETURN(KernelGraph result, std::move(kb).finish());
+  if (!(result.tensor(result.outputs[0]).type.shape == shape_of(g, out)))
+    return error("tile_chain: the kernel's output ", result.tensor(result.outputs[0]).type.shape.to_string(),
+                 " is not the program's ", shape_of(g, out).to_string());
+  return result;
 }
 
 }  // namespace mugraph::opt

@@ -93,7 +93,9 @@ json target_json(const target::Target& t) {
           {"peak_flops_bf16", t.peak_flops_bf16},
           {"peak_flops_f32", t.peak_flops_f32},
           {"sm_arch", t.sm_arch},
-          {"kernel_launch_s", t.kernel_launch_s}};
+          {"kernel_launch_s", t.kernel_launch_s},
+          {"cpu_matmul_rows", t.cpu_matmul_rows},
+          {"cpu_matmul_cols", t.cpu_matmul_cols}};
 }
 
 target::Target target_from_json(const json& j) {
@@ -111,6 +113,8 @@ target::Target target_from_json(const json& j) {
   t.peak_flops_f32 = j.at("peak_flops_f32");
   t.sm_arch = j.at("sm_arch");
   t.kernel_launch_s = j.at("kernel_launch_s");
+  t.cpu_matmul_rows = j.value("cpu_matmul_rows", 0);  // absent in checkpoints before 2026-11-26
+  t.cpu_matmul_cols = j.value("cpu_matmul_cols", 0);
   return t;
 }
 

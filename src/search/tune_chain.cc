@@ -35,6 +35,8 @@ struct Modeled {
 Result<TuneResult> tune_chain(const ir::KernelGraph& program, const target::Target& t,
                               const TuneOptions& o, const MeasureBatch& measure) {
   const double start = now_s();
+  if (o.population < 1 || o.measure_top < 1 || !(o.epsilon >= 0) || o.max_rounds < 1)
+    return error("tune: population, measure_top and max_rounds must be >= 1 and epsilon >= 0");
   TuneResult r;
   MG_ASSIGN_OR_RETURN(r.chain, opt::find_chain(program));
   r.space = build_space(r.chain.dims, r.chain.elem_bytes, t.shared_memory_per_block);
@@ -44,20 +46,34 @@ Result<TuneResult> tune_chain(const ir::KernelGraph& program, const target::Targ
                                 t.max_registers_per_thread};
   std::map<Key, Modeled> model;
   std::vector<opt::ChainTiles> valid;
+  int64_t refused = 0;
+  std::string first_refusal;
   for (const opt::ChainTiles& ct : r.space.tiles) {
-    MG_ASSIGN_OR_RETURN(ir::KernelGraph g, opt::tile_chain(program, ct));
+    if (now_s() - start > o.time_limit_s && !valid.empty()) break;  // a huge space: rank what there is
+    auto lowered = opt::tile_chain(program, ct);
+    if (!lowered.ok()) {  // counted and named in the report; the other tilings go on
+      if (refused++ == 0) first_refusal = ct.to_string() + ": " + lowered.status().message();
+      continue;
+    }
+    ir::KernelGraph g = std::move(lowered).value();
     if (!ir::check_memory(g, limits).ok()) continue;
     const double s = opt::estimate(g, t).total_s;
     model[key_of(ct)] = Modeled{ct, std::move(g), s};
     valid.push_back(ct);
   }
   r.estimated = static_cast<int64_t>(valid.size());
+  if (refused > 0)
+    r.notes.push_back(std::to_string(refused) + " tiling(s) did not lower (first: " + first_refusal + ")");
+  if (valid.size() < r.space.tiles.size() && now_s() - start > o.time_limit_s)
+    r.notes.push_back("the time limit passed while the model ranked the space: " +
+                      std::to_string(valid.size()) + " of " + std::to_string(r.space.tiles.size()) +
+                      " tilings ranked");
   if (valid.empty())
     return error("tune: no tiling of the chain (", r.chain.dims.to_string(),
                  ") fits the target: ", r.space.counts.to_string());
   for (const opt::ChainTiles& ct : valid) {
     const Modeled& m = model.at(key_of(ct));
-    if (r.model_best.measured_s < 0 && (r.model_best.graph.ops.empty() || m.model_s < r.model_best.model_s))
+    if (r.model_best.graph.ops.empty() || m.model_s < r.model_best.model_s)
       r.model_best = TunedTiling{m.tiles, m.graph, m.model_s, -1, -1};
   }
   if (!measure) {
@@ -172,6 +188,7 @@ std::string format_tune(const TuneResult& r) {
   s << "chain: " << r.chain.dims.to_string() << (r.chain.softmax_like ? " (with row normalization)" : "")
     << "\n";
   s << "space: " << r.space.counts.to_string() << "; " << r.estimated << " fit the target's memory\n";
+  for (const std::string& n : r.notes) s << "note: " << n << "\n";
   s << std::setprecision(3);
   int round = -1;
   for (size_t i = 0; i < r.measured.size(); ++i) {

@@ -57,6 +57,7 @@ struct TuneResult {
   int64_t estimated = 0;               // model evaluations (distinct tilings)
   double rank_correlation = 0;         // Spearman, model vs measured, over `measured`
   std::string stop_reason;             // "converged", "max rounds", "time limit", "space exhausted"
+  std::vector<std::string> notes;      // tilings that did not lower, a cut ranking
 };
 
 // Seconds per call of each graph (one batch per round, the graphs of one module).
@@ -64,8 +65,10 @@ using MeasureBatch =
     std::function<Result<std::vector<double>>(const std::vector<const ir::KernelGraph*>&)>;
 
 // An empty `measure` ranks by the model alone: nothing is measured, model_best is the answer.
-// Errors: the program is not a chain (opt::find_chain's message), an empty pruned space (the
-// message gives the counts), a measurement error.
+// Errors: bad options, the program is not a chain (opt::find_chain's message), no tiling that
+// lowers and fits the target (the message gives the counts), a measurement error. A tiling that
+// does not lower is skipped (notes count them); the time limit also cuts the model's ranking of
+// a huge space (what was ranked is searched).
 Result<TuneResult> tune_chain(const ir::KernelGraph& program, const target::Target& t,
                               const TuneOptions& o, const MeasureBatch& measure);
 

@@ -70,6 +70,14 @@ Target local_cpu() {
   t.peak_flops_f32 = 80e9 * t.sm_count;
   t.peak_flops_f16 = t.peak_flops_bf16 = t.peak_flops_f32;
   t.kernel_launch_s = kLaunchCpu;
+  // The micro-kernel: 8 x 32 with AVX-512, else 4 x 16 (AVX2+FMA, or plain loops).
+#if defined(__x86_64__)
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+#else
+  const bool avx512 = false;
+#endif
+  t.cpu_matmul_rows = avx512 ? 8 : 4;
+  t.cpu_matmul_cols = avx512 ? 32 : 16;
   return t;
 }
 

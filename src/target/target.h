@@ -30,6 +30,9 @@ struct Target {
   // What each kernel costs before any work: the launch and the wait for the one before it on
   // the stream (GPU), or an OpenMP parallel region's fork and join (CPU).
   double kernel_launch_s = 0;
+  // CPU only: the block of C the device library's matmul micro-kernel keeps in registers
+  // (runtime/cpu/mugraph_cpu.h, chosen by the host's ISA as the JIT's -march=native sees it).
+  int cpu_matmul_rows = 0, cpu_matmul_cols = 0;
 };
 
 const Target& a100();

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "codegen/cuda_test_util.h"
+#include "driver/tune.h"
 #include "ir/text.h"
 
 namespace mugraph {
@@ -176,6 +177,25 @@ TEST(GpuExecution, TimingWithAndWithoutCudaGraphs) {
     EXPECT_GT(t.value(), 0);
     EXPECT_LT(t.value(), 0.1);
   }
+}
+
+// mugraph tune on the GPU (issue 23): the tilings are measured there, the best is checked
+// against the program's GPU run, certified, and timed against the program.
+TEST(GpuExecution, TuneMeasuresTilingsOnTheGpu) {
+  MG_REQUIRE_GPU(dev);
+  const ir::KernelGraph program =
+      driver::load_graph_file(std::string(MUGRAPH_TEST_DATA_DIR) + "/tune/attention.mu").value();
+  driver::TuneOptions o;
+  o.target = dev->sm_arch() >= 90 ? target::h100() : target::a100();
+  o.cuda_jit = test_cuda_jit();
+  auto r = driver::tune(program, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_TRUE(r->measured);
+  EXPECT_EQ(r->device, dev->name());
+  EXPECT_FALSE(r->search.measured.empty());
+  ASSERT_TRUE(r->best.has_value()) << driver::format_tune_report(*r);
+  EXPECT_EQ(r->certified.kind, verify::VerdictKind::kVerified);
+  EXPECT_GT(r->speedup, 0);
 }
 
 }  // namespace

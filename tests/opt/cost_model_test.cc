@@ -70,6 +70,8 @@ target::Target round_cpu() {
   t.peak_flops_f32 = t.peak_flops_f16 = t.peak_flops_bf16 = 1e9;
   t.shared_memory_per_block = 1 << 20;
   t.kernel_launch_s = 0;
+  t.cpu_matmul_rows = 8;
+  t.cpu_matmul_cols = 32;
   return t;
 }
 
@@ -94,9 +96,17 @@ TEST(CostModel, CpuBlockMatmulRoundsToTheMicroKernel) {
   EXPECT_NEAR(compute(64, 256, 16), 2.0 * 64 * 16 * 256 / 1e9 * 2 * (1 + 8.0 / 256), 1e-12);
   EXPECT_NEAR(compute(4, 16, 64), 2.0 * 4 * 64 * 16 / 1e9 * 2 * (1 + 8.0 / 16), 1e-12);
   EXPECT_NEAR(compute(64, 1024, 64), 2.0 * 64 * 64 * 1024 / 1e9 * (1 + 8.0 / 256), 1e-12);
-  // A GPU target prices the same matmul at its plain peak.
-  EXPECT_DOUBLE_EQ(opt::estimate(one_matmul(64, 256, 16), target::h100()).kernels[0].matmul_flops,
-                   2.0 * 64 * 16 * 256);
+  // A GPU target prices the same (f32) matmul at its plain f32 peak, bytes at full bandwidth.
+  const target::Target& h = target::h100();
+  const opt::KernelCost g = opt::estimate(one_matmul(64, 256, 16), h).kernels[0];
+  EXPECT_DOUBLE_EQ(g.compute_s, 2.0 * 64 * 16 * 256 / h.peak_flops_f32);
+  EXPECT_DOUBLE_EQ(g.slow_bytes, static_cast<double>(g.bytes));
+  // The AVX2 micro-kernel (4 x 16) pays no padding for n = 16.
+  target::Target avx2 = t;
+  avx2.cpu_matmul_rows = 4;
+  avx2.cpu_matmul_cols = 16;
+  EXPECT_NEAR(opt::estimate(one_matmul(64, 256, 16), avx2).kernels[0].compute_s,
+              2.0 * 64 * 16 * 256 / 1e9 * (1 + 8.0 / 256), 1e-12);
 }
 
 TEST(CostModel, CpuRereadsOfACachedChunkCostAQuarter) {

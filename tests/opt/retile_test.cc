@@ -15,31 +15,10 @@ namespace {
 using testing::parse_ok;
 
 verify::VerdictKind check(const ir::KernelGraph& program, const ir::KernelGraph& g) {
-  verify::VerifyOptions vo;
-  vo.mode = verify::Mode::kCertify;
-  return verify::check(program, g, vo).kind;
+  return testing::certify_kind(program, g);
 }
 
-constexpr const char* kFlash = R"(
-input Q : f16[2, 8, 16]
-input K : f16[2, 16, 64]
-input V : f16[2, 64, 16]
-O = graph_defined(Q, K, V, grid=[2, 2, 1], forloop=8) {
-  q = input_iterator(Q, imap={x:0, y:1}, fmap=phi)
-  k = input_iterator(K, imap={x:0}, fmap=2)
-  v = input_iterator(V, imap={x:0}, fmap=1)
-  qk = matmul(q, k)
-  s = scale(qk, factor=1/4)
-  e = exp(s)
-  d = sum(e, dim=2, group=8)
-  n = matmul(e, v)
-  nacc = accumulator(n, fmap=phi)
-  dacc = accumulator(d, fmap=phi)
-  o = div(nacc, dacc)
-  output_saver(o, omap={x:0, y:1})
-}
-output O
-)";
+constexpr const char* kFlash = testing::kSmallFlashAttention;
 
 TEST(Retile, FlashAttentionOnOtherTiles) {
   const ir::KernelGraph g = parse_ok(kFlash);
@@ -82,6 +61,26 @@ TEST(Retile, NeighboursHalveOrDoubleOneSize) {
   EXPECT_EQ(n[0].change, "kernel 0: grid [2, 2, 1] -> [1, 2, 1]");
   EXPECT_EQ(n[4].change, "kernel 0: forloop 8 -> 16");
   for (const opt::Retiled& x : n) EXPECT_EQ(check(g, x.graph), verify::VerdictKind::kVerified) << x.change;
+}
+
+TEST(Retile, ASumPerGridChunkKeepsItsGroup) {
+  // Each block normalizes its chunk of 64 columns by the chunk's sum: a sum per chunk of the
+  // data, not per row. On 2 blocks of 128 columns the group stays 64 (then the division's
+  // shapes no longer match: refused), never 128 (which would normalize by the wrong sum).
+  const ir::KernelGraph g = parse_ok(R"(
+input X : f32[8, 256]
+Y = graph_defined(X, grid=[1, 4, 1], forloop=1) {
+  x = input_iterator(X, imap={y:1}, fmap=phi)
+  s = sum(x, dim=1, group=64)
+  y = div(x, s)
+  output_saver(y, omap={y:1})
+}
+output Y
+)");
+  EXPECT_FALSE(opt::retile(g, 0, {{1, 2, 1}}, 1).ok());
+  EXPECT_FALSE(opt::retile(g, 0, {{1, 8, 1}}, 1).ok());
+  for (const opt::Retiled& x : opt::retile_neighbours(g))
+    EXPECT_EQ(check(g, x.graph), verify::VerdictKind::kVerified) << x.change;
 }
 
 TEST(Retile, SizesThatDoNotCutEvenlyMustFail) {

@@ -15,9 +15,7 @@ namespace {
 using testing::parse_ok;
 
 verify::VerdictKind check(const ir::KernelGraph& program, const ir::KernelGraph& g) {
-  verify::VerifyOptions vo;
-  vo.mode = verify::Mode::kCertify;
-  return verify::check(program, g, vo).kind;
+  return testing::certify_kind(program, g);
 }
 
 constexpr const char* kGemmChain = R"(
@@ -29,18 +27,7 @@ E = matmul(C, D)
 output E
 )";
 
-constexpr const char* kAttention = R"(
-input Q : f16[2, 16, 16]
-input K : f16[2, 16, 64]
-input V : f16[2, 64, 16]
-QK = matmul(Q, K)
-S = scale(QK, factor=1/4)
-E = exp(S)
-D = sum(E, dim=2, group=64)
-P = div(E, D)
-O = matmul(P, V)
-output O
-)";
+constexpr const char* kAttention = testing::kSmallAttention;
 
 TEST(TileChain, GemmChainDimsAndTiles) {
   const ir::KernelGraph program = parse_ok(kGemmChain);
@@ -68,8 +55,8 @@ TEST(TileChain, AttentionNormalizesAfterTheLoop) {
   auto info = opt::find_chain(program);
   ASSERT_TRUE(info.ok()) << info.status().message();
   EXPECT_TRUE(info->softmax_like);
-  for (opt::ChainTiles t : {opt::ChainTiles{16, 16, 64}, opt::ChainTiles{8, 16, 16},
-                            opt::ChainTiles{16, 8, 8}}) {
+  for (opt::ChainTiles t : {opt::ChainTiles{8, 16, 64}, opt::ChainTiles{4, 16, 16},
+                            opt::ChainTiles{8, 8, 8}}) {
     auto g = opt::tile_chain(program, t);
     ASSERT_TRUE(g.ok()) << t.to_string() << ": " << g.status().message();
     const std::string text = ir::print_graph(*g);
@@ -104,6 +91,42 @@ output O
   const verify::VerdictKind v = check(program, *g);
   EXPECT_TRUE(v == verify::VerdictKind::kVerified || v == verify::VerdictKind::kUnproved)
       << ir::print_graph(*g);
+}
+
+TEST(TileChain, OneInputInTwoRoles) {
+  // E = (A B) A: A is both the first matmul's left operand (rows tiled by tm) and the second's
+  // right operand (rows streamed by tn): two iterators, two tilings of one tensor.
+  const ir::KernelGraph program = parse_ok(R"(
+input A : f16[32, 16]
+input B : f16[16, 32]
+C = matmul(A, B)
+E = matmul(C, A)
+output E
+)");
+  for (opt::ChainTiles t : {opt::ChainTiles{8, 16, 8}, opt::ChainTiles{16, 8, 32}, opt::ChainTiles{32, 16, 16}}) {
+    auto g = opt::tile_chain(program, t);
+    ASSERT_TRUE(g.ok()) << t.to_string() << ": " << g.status().message();
+    EXPECT_EQ(check(program, *g), verify::VerdictKind::kVerified) << ir::print_graph(*g);
+  }
+}
+
+TEST(TileChain, BatchFromTheSecondMatmul) {
+  // C is rank 2 (shared A and B), D and E carry the batch of 3.
+  const ir::KernelGraph program = parse_ok(R"(
+input A : f16[16, 8]
+input B : f16[8, 32]
+input D : f16[3, 32, 8]
+C = matmul(A, B)
+E = matmul(C, D)
+output E
+)");
+  auto info = opt::find_chain(program);
+  ASSERT_TRUE(info.ok()) << info.status().message();
+  EXPECT_EQ(info->dims.to_string(), "batch 3, M 16, N 32, K 8, H 8");
+  auto g = opt::tile_chain(program, {8, 8, 16});
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->ops[0].block->grid[0], 3);
+  EXPECT_EQ(check(program, *g), verify::VerdictKind::kVerified) << ir::print_graph(*g);
 }
 
 TEST(TileChain, TilesMustDivide) {

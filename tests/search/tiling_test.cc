@@ -4,6 +4,7 @@
 
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "opt/cost_model.h"
 #include "search/tiling.h"
@@ -130,7 +131,18 @@ TEST(Tiling, SpaceCountsOfThePaperExample) {
   EXPECT_EQ(s.counts.candidates, 109051904);
   EXPECT_EQ(s.counts.after_rule3, 2 * 7 * 7 * 6 * 6);  // tiles dividing: 16..1024 (7), 16..512 (6)
   EXPECT_LT(s.counts.after_rule4, s.counts.after_rule3);
-  EXPECT_GT(s.counts.lowerable, 0);
+  // Brute force over the tiles that divide: with tk = K, nk lowers (tm, th, tn) as is and
+  // n(k,h) lowers (tm, H, tn) when some th passes rule 4.
+  std::set<std::tuple<int64_t, int64_t, int64_t>> want;
+  const double limit = 1.2 * static_cast<double>(target::a100().shared_memory_per_block);
+  for (int64_t tm = 16; tm <= 1024; tm *= 2)
+    for (int64_t tn = 16; tn <= 1024; tn *= 2)
+      for (int64_t th = 16; th <= 512; th *= 2) {
+        const Tiles t{tm, tn, 512, th};
+        if (static_cast<double>(search::shared_memory_estimate("nk", kPaper, t, 2)) <= limit) want.insert({tm, th, tn});
+        if (static_cast<double>(search::shared_memory_estimate("n(k,h)", kPaper, t, 2)) <= limit) want.insert({tm, 512, tn});
+      }
+  EXPECT_EQ(s.counts.lowerable, static_cast<int64_t>(want.size()));
   for (const opt::ChainTiles& t : s.tiles) {
     EXPECT_EQ(1024 % t.m, 0);
     EXPECT_EQ(512 % t.h, 0);
@@ -138,11 +150,41 @@ TEST(Tiling, SpaceCountsOfThePaperExample) {
   }
 }
 
+TEST(Tiling, RuleFourKeepsUpToOnePointTwoTimesTheLimit) {
+  // One tile per dim (16): every estimate is (5 tiles of 16 x 16) x 2 bytes = 2560 bytes.
+  const opt::ChainDims d{1, 16, 16, 16, 16};
+  EXPECT_EQ(search::shared_memory_estimate("nk", d, {16, 16, 16, 16}, 2), 2560);
+  EXPECT_EQ(search::build_space(d, 2, static_cast<int64_t>(2560 / 1.1)).counts.after_rule4, 2);
+  EXPECT_EQ(search::build_space(d, 2, static_cast<int64_t>(2560 / 1.3)).counts.after_rule4, 0);
+  EXPECT_EQ(search::build_space(d, 2, static_cast<int64_t>(2560 / 1.3)).counts.lowerable, 0);
+}
+
+TEST(Tiling, HugeChainsAreCountedWithoutEnumeratingEveryTile) {
+  // 4096 everywhere: 26 x 256^4 = 1.1e11 candidates; counted in well under a second.
+  const opt::ChainDims d{1, 4096, 4096, 4096, 4096};
+  const search::Space s = search::build_space(d, 2, 1 << 20);
+  EXPECT_EQ(s.counts.candidates, 26LL * 256 * 256 * 256 * 256);
+  EXPECT_EQ(s.counts.after_rule3, 2LL * 9 * 9 * 9 * 9);  // powers of 2 from 16 to 4096
+  EXPECT_GT(s.counts.after_rule4, 0);
+}
+
+// A CPU target with fixed numbers (the host's cores, caches and ISA do not change the test).
+target::Target fixed_cpu() {
+  target::Target t = target::local_cpu();
+  t.sm_count = 2;
+  t.shared_memory_per_block = 1 << 20;
+  t.memory_bandwidth = 20e9;
+  t.peak_flops_f32 = t.peak_flops_f16 = t.peak_flops_bf16 = 160e9;
+  t.cpu_matmul_rows = 8;
+  t.cpu_matmul_cols = 32;
+  return t;
+}
+
 // The evolutionary search with the cost model as the measurement (so the ranks agree) and
 // with a measurement that prefers what the model does not.
 TEST(TuneChain, ConvergesAndMeasuresEachTilingOnce) {
   const ir::KernelGraph program = parse_ok(kChain);
-  const target::Target t = target::local_cpu();
+  const target::Target t = fixed_cpu();
   search::TuneOptions o;
   o.population = 16;
   o.measure_top = 4;
@@ -165,6 +207,7 @@ TEST(TuneChain, ConvergesAndMeasuresEachTilingOnce) {
   EXPECT_EQ(r->stop_reason, "converged");
   EXPECT_GE(r->rounds, 2);
   EXPECT_LE(batches, r->rounds);  // one batch per round that has new tilings
+  EXPECT_GE(batches, 1);
   ASSERT_GE(r->best, 0);
   for (const auto& m : r->measured) EXPECT_LE(r->measured[static_cast<size_t>(r->best)].measured_s, m.measured_s);
   EXPECT_GT(r->rank_correlation, 0.99);
@@ -184,7 +227,7 @@ TEST(TuneChain, ConvergesAndMeasuresEachTilingOnce) {
 
 TEST(TuneChain, ReversedMeasurementGivesNegativeCorrelation) {
   const ir::KernelGraph program = parse_ok(kChain);
-  const target::Target t = target::local_cpu();
+  const target::Target t = fixed_cpu();
   search::TuneOptions o;
   o.population = 16;
   o.measure_top = 8;
@@ -200,13 +243,21 @@ TEST(TuneChain, ReversedMeasurementGivesNegativeCorrelation) {
   for (const auto& m : r->measured) EXPECT_LE(r->measured[static_cast<size_t>(r->best)].measured_s, m.measured_s);
 }
 
+TEST(TuneChain, BadOptionsAreAnError) {
+  search::TuneOptions o;
+  o.measure_top = 0;
+  auto r = search::tune_chain(parse_ok(kChain), fixed_cpu(), o, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "tune: population, measure_top and max_rounds must be >= 1 and epsilon >= 0");
+}
+
 TEST(TuneChain, NotAChainIsAnError) {
   auto r = search::tune_chain(parse_ok(R"(
 input A : f16[16, 16]
 input B : f16[16, 16]
 C = matmul(A, B)
 output C
-)"), target::local_cpu(), {}, {});
+)"), fixed_cpu(), {}, {});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), "chain: the program needs two matmuls, the second reading the first's result");
 }
