@@ -49,6 +49,7 @@ constexpr int kUserError = 1, kInternalError = 2, kMismatch = 3, kUnproved = 4,
 struct Options {
   std::string file, file_b, target = "h100", out, precision = "double";
   bool min_blocks_given = false;  // else search::default_min_blocks(target)
+  bool time_budget_given = false; // tune --time-budget
   uint64_t seed = 0;
   bool json = false;
   // Default tolerance of `compare`: 1e-9 relative in double. Reorderings of sums (what fused
@@ -375,8 +376,11 @@ int cmd_tune(Options& o) {
   if (!g.ok()) return fail(g.status());
   auto t = target::find_target(o.target);
   if (!t.ok()) return fail(t.status());
-  if (o.top_n < 1 || o.population < 1)
-    return fail(Status::error("--top and --population must be >= 1"));
+  if (o.top_n < 1) return fail(Status::error("--top must be >= 1, got " + std::to_string(o.top_n)));
+  if (o.population < 1)
+    return fail(Status::error("--population must be >= 1, got " + std::to_string(o.population)));
+  if (o.time_budget_given && !(o.search.time_budget_s > 0))
+    return fail(Status::error("--time-budget must be > 0"));
   driver::TuneOptions to;
   to.target = *t;
   to.search.population = o.population;
@@ -385,8 +389,9 @@ int cmd_tune(Options& o) {
   to.seed = o.seed + 1;
   to.certify.seed = o.seed;
   to.accept_unproved = o.accept_unproved;
+  if (o.time_budget_given) to.search.time_limit_s = o.search.time_budget_s;
   auto r = driver::tune(*g, to);
-  if (!r.ok()) return fail(r.status());
+  if (!r.ok()) return fail(r.status().with_context(o.file + ": "));
   const std::string report = driver::format_tune_report(*r);
   std::cout << report;
   if (!o.out_dir.empty()) {
@@ -395,7 +400,10 @@ int cmd_tune(Options& o) {
     if (ec) return fail(Status::error(o.out_dir + ": cannot create: " + ec.message()));
     std::vector<std::pair<std::string, std::string>> files{{"report.txt", report},
                                                            {"tune.json", driver::tune_report_json(*r)}};
-    if (r->best) files.push_back({"best.mu", ir::print_graph(*r->best)});
+    if (r->best)
+      files.push_back({"best.mu", driver::text_with_verdict(
+                                      *r->best, std::string(verify::verdict_name(r->certified.kind)) +
+                                                    " (certify): " + r->certified.summary)});
     for (const auto& [name, text] : files)
       if (Status st = write_output(o.out_dir + "/" + name, text); !st.ok()) return fail(st);
     std::cout << "written to " << o.out_dir << "\n";
@@ -629,6 +637,7 @@ int main(int argc, char** argv) {
   tu->add_option("--top", o.top_n, "tilings measured per generation (MCFuser's n, default 8)");
   tu->add_option("--population", o.population, "tilings per generation (MCFuser's N, default 64)");
   tu->add_option("--seed", o.seed, "random seed of the search and the inputs (default 0)");
+  tu->add_option("--time-budget", o.search.time_budget_s, "seconds the tiling search may take (default 60; certify and the final timing come after)");
   tu->add_flag("--accept-unproved", o.accept_unproved, "hand out a tiling certify PASSED or UNPROVED (no bound: relu, sqrt) instead of exiting 6");
   add_input_scale_flag(tu, o);
   auto* ca = app.add_subcommand("cache", "the result cache of optimize: ls, show KEY, rm KEY, clear");
@@ -701,6 +710,7 @@ int main(int argc, char** argv) {
       }
       if (*tu) {
         if (tu->count("--target") == 0) o.target = "cpu";
+        o.time_budget_given = tu->count("--time-budget") > 0;
         return cmd_tune(o);
       }
       if (*ca) {

@@ -217,6 +217,9 @@ Result<TuneReport> tune(const ir::KernelGraph& program, const TuneOptions& o) {
         r.not_verified = "NOT VERIFIED: the tiling " + label + " is " + kind + " (" + c.summary +
                          "); not handed out: rerun with --accept-unproved to take it";
       r.notes.push_back(label + ": " + kind + " (certify): " + c.summary + "; not handed out");
+      // An unproven verdict comes from the chain's ops (not Lax, sqrt), which every tiling
+      // shares: the next tiling would get the same. A rejected tiling may be a bad one.
+      if (verify::accepted(c.kind)) break;
       continue;
     }
     r.chosen = order[e];
@@ -233,6 +236,11 @@ Result<TuneReport> tune(const ir::KernelGraph& program, const TuneOptions& o) {
   r.program_timing = rounds.stats[0];
   r.best_timing = rounds.stats[1];
   r.speedup = 1 / compare(r.best_timing, r.program_timing).median;
+  if (beats(r.program_timing, r.best_timing, 0.02))
+    r.slower_note = "the tuned kernel is SLOWER than the program as written (beyond the noise): "
+                    "keep the program, or let `mugraph optimize` choose";
+  else if (!beats(r.best_timing, r.program_timing, 0.02))
+    r.slower_note = "the tuned kernel is within noise of the program as written";
   return r;
 }
 
@@ -254,6 +262,7 @@ std::string format_tune_report(const TuneReport& r) {
     q << std::fixed << std::setprecision(2) << r.speedup;
     s << "timed against the program (interleaved rounds, median): kernel " << us(r.best_timing.median)
       << ", program " << us(r.program_timing.median) << ": " << q.str() << "x\n";
+    if (!r.slower_note.empty()) s << r.slower_note << "\n";
   }
   return s.str();
 }
@@ -281,13 +290,14 @@ std::string tune_report_json(const TuneReport& r) {
   j["tune_seconds"] = t.seconds;
   j["measure_seconds"] = t.measure_seconds;
   j["rank_correlation"] = t.measured.size() >= 2 ? json(t.rank_correlation) : json(nullptr);
-  j["measured_on_cpu"] = r.measured;
+  j["measured"] = r.measured;
+  j["device"] = r.device.empty() ? json(nullptr) : json(r.device);
   if (r.best) {
     const search::TunedTiling& b = r.chosen < 0 ? t.model_best : t.measured[static_cast<size_t>(r.chosen)];
     j["chosen"] = {{"tm", b.tiles.m}, {"th", b.tiles.h}, {"tn", b.tiles.n}, {"model_s", b.model_s}};
     j["verdict"] = std::string(verify::verdict_name(r.certified.kind));
     j["verdict_summary"] = r.certified.summary;
-    j["max_rel"] = r.max_rel;
+    j["max_rel"] = r.measured ? json(r.max_rel) : json(nullptr);
   } else {
     j["chosen"] = nullptr;
   }
@@ -295,6 +305,7 @@ std::string tune_report_json(const TuneReport& r) {
     j["kernel_s"] = r.best_timing.median;
     j["program_s"] = r.program_timing.median;
     j["speedup"] = r.speedup;
+    j["vs_program"] = r.slower_note;
   }
   j["notes"] = r.notes;
   return j.dump(1) + "\n";

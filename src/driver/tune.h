@@ -52,6 +52,7 @@ struct TuneReport {
   double max_rel = 0;            // its CPU run against the program's
   TimingStats program_timing, best_timing;
   double speedup = 0;            // over the program, median of per-round ratios (0: not timed)
+  std::string slower_note;       // when the kernel does not beat the program beyond the noise
   std::vector<std::string> notes;
 };
 

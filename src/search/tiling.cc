@@ -152,9 +152,10 @@ std::string SpaceCounts::to_string() const {
   s << expressions << " tiling expressions (" << after_rule1 << " after rule 1, " << after_rule2
     << " after rule 2); " << candidates << " candidates with tiles, " << after_rule1_2
     << " after rules 1-2, " << after_rule3 << " after rule 3 (padding), " << after_rule4
-    << " after rule 4 (shared memory); " << nested_loops
-    << " need a k loop beside the n loop (not one uGraph block graph) or padding; " << lowerable
-    << " distinct uGraph tilings";
+    << " after rule 4 (shared memory), of which " << nested_loops
+    << " need a k loop beside the n loop or padding (not one uGraph block graph) and "
+    << after_rule4 - nested_loops << " lower to " << lowerable
+    << " distinct uGraph tilings (several give one uGraph: n(k,h) holds all of H whatever its th, as nk does with th = H)";
   return s.str();
 }
 

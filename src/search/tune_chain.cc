@@ -205,7 +205,10 @@ std::string format_tune(const TuneResult& r) {
     << r.seconds << " s (" << r.measure_seconds << " s measuring)\n";
   if (r.measured.size() >= 2)
     s << "model vs measured rank correlation (Spearman, over the " << r.measured.size()
-      << " measured tilings: the model's top picks, a narrow range): " << r.rank_correlation << "\n";
+      << (static_cast<int64_t>(r.measured.size()) == r.estimated
+              ? " measured tilings: the whole space): "
+              : " measured tilings: the model's top picks, a narrow range): ")
+      << r.rank_correlation << "\n";
   if (r.measured.empty())
     s << "model's best: " << r.model_best.tiles.to_string() << ", model " << r.model_best.model_s * 1e6
       << " us\n";
