@@ -98,6 +98,16 @@ Result<std::vector<Token>> lex(const std::string& src) {
       j = i + 1;
       while (j < src.size() && std::isdigit(static_cast<unsigned char>(src[j]))) ++j;
       const size_t real_end = decimal_end(src, j);
+      // A number running on into another point or digits after its end ("1.2.3", "1.e5",
+      // "2.5.") is one malformed number, said whole rather than as a stray '.'.
+      if (real_end < src.size() && src[real_end] == '.') {
+        size_t e = real_end;
+        while (e < src.size() && (std::isalnum(static_cast<unsigned char>(src[e])) || src[e] == '.' ||
+                                  ((src[e] == '+' || src[e] == '-') && (src[e - 1] == 'e' || src[e - 1] == 'E'))))
+          ++e;
+        return error(line, ":", col, ": malformed number '", src.substr(i, e - i),
+                     "' (a decimal is digits, one '.' and digits, then an optional exponent: 0.5, 1e-3, 2.5E+4)");
+      }
       if (real_end > j) {  // a decimal: 0.02, 1e-3, 2.5E+4
         j = real_end;
         t.kind = Token::kReal;
@@ -113,6 +123,11 @@ Result<std::vector<Token>> lex(const std::string& src) {
     } else if (c != '\0' && std::strchr("()[]{},=:/", c) != nullptr) {
       j = i + 1;
       t.kind = Token::kPunct;
+    } else if (c == '.' && i + 1 < src.size() && std::isdigit(static_cast<unsigned char>(src[i + 1]))) {
+      size_t e = i + 1;
+      while (e < src.size() && std::isdigit(static_cast<unsigned char>(src[e]))) ++e;
+      return error(line, ":", col, ": number '", src.substr(i, e - i), "' needs a digit before the point: write 0",
+                   src.substr(i, e - i));
     } else {
       return error(line, ":", col, ": unexpected character ", describe_char(src, i));
     }

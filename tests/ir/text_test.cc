@@ -59,6 +59,21 @@ TEST(Text, DecimalFactorsAreExact) {
   }
 }
 
+TEST(Text, MalformedDecimalsSayWhatIsWrong) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"1.2.3", "2:21: malformed number '1.2.3' (a decimal is digits, one '.' and digits"},
+      {"2.5.", "2:21: malformed number '2.5.'"},
+      {"1.e5", "2:21: malformed number '1.e5'"},
+      {".5", "2:21: number '.5' needs a digit before the point: write 0.5"},
+  };
+  for (const auto& [lit, want] : cases) {
+    SCOPED_TRACE(lit);
+    const std::string msg =
+        parse_error(std::string("input X : f32[2]\nY = scale(X, factor=") + lit + ")\noutput Y\n");
+    EXPECT_NE(msg.find(want), std::string::npos) << msg;
+  }
+}
+
 TEST(Text, CommentsAndWhitespaceAreIgnored) {
   KernelGraph a = parse_ok("input X : f32[2]   # the input\n\n  Y = exp(X) # op\noutput Y");
   KernelGraph b = parse_ok("input X:f32[2] Y=exp(X) output Y");
