@@ -4,7 +4,8 @@
 //                          cost model on the target (opt/cost_model.h)
 //   1b. tune               when the program is a chain of two matmuls (opt/tile_chain.h):
 //                          MCFuser's tiling search (driver/tune.h, search/tune_chain.h), its
-//                          generations measured on the CPU (model alone on a GPU target); its
+//                          generations measured on the CPU, or on the GPU for a GPU target when
+//                          one is present (else ranked by the model alone); its
 //                          best tune_variants tilings (fastest measured first) join the variants
 //                          as "tile1", "tile2", ... and go through steps 3-5 like the rest
 //   2. variants            whole programs: per part the better (by the model) of its best
