@@ -1,5 +1,7 @@
 #include "driver/cpu_backend.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdlib>
 
@@ -115,6 +117,20 @@ std::string RunReference::differs(const std::string& label, double rel, double t
                    "program overflows, not this variant's code)";
   return label + ": generated code differs from the float64 interpretation of the program (rel " +
          std::to_string(rel) + " > " + std::to_string(tolerance) + ")";
+}
+
+double max_rel_error(const std::vector<std::vector<double>>& want,
+                     const std::vector<std::vector<float>>& got) {
+  double m = 0;
+  for (size_t k = 0; k < got.size(); ++k) {
+    const OutputDiff d = diff_values("", want[k], std::vector<double>(got[k].begin(), got[k].end()));
+    m = std::isnan(d.max_rel) ? d.max_rel : std::max(m, d.max_rel);
+  }
+  return m;
+}
+
+int calls_per_sample(double call_s, double sample_s) {
+  return static_cast<int>(std::clamp(std::ceil(sample_s / std::max(call_s, 1e-9)), 1.0, 1000.0));
 }
 
 double cpu_tolerance(const ir::KernelGraph& g) {

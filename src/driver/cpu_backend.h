@@ -60,6 +60,24 @@ Result<RunReference> run_reference(const ir::KernelGraph& program, uint64_t seed
 // plus f32 summation order): f32 1e-4, f16 1e-2, bf16 5e-2.
 double cpu_tolerance(const ir::KernelGraph& g);
 
+// The largest normwise relative error of a run's outputs against the reference outputs (NaN
+// when any is NaN: a run that does not finish in range shows, not dropped by the max).
+double max_rel_error(const std::vector<std::vector<double>>& want,
+                     const std::vector<std::vector<float>>& got);
+
+// Calls per timing sample so that a sample lasts about `sample_s` given one call's `call_s`
+// (a timer tick or a scheduler hiccup is then a small share of it): 1 to 1000.
+int calls_per_sample(double call_s, double sample_s);
+
+// The OpenMP team size of the CPU modules while it lives (runtime::set_cpu_threads), then the
+// default again.
+struct CpuThreadScope {
+  explicit CpuThreadScope(int n) { runtime::set_cpu_threads(n); }
+  ~CpuThreadScope() { runtime::set_cpu_threads(0); }
+  CpuThreadScope(const CpuThreadScope&) = delete;
+  CpuThreadScope& operator=(const CpuThreadScope&) = delete;
+};
+
 // Compares every output of a run of `g` on `inputs` with the float64 interpreter run on the same
 // (rounded) inputs.
 Result<std::vector<OutputDiff>> diff_against_interpreter(const ir::KernelGraph& g,

@@ -132,11 +132,7 @@ Status measure(OptimizeReport& r, const Backend& be, const OptimizeOptions& o, c
       break;
     }
     MG_ASSIGN_OR_RETURN(const Outputs out, be.run(i + 1, v.graph));
-    for (size_t k = 0; k < out.size(); ++k) {
-      const OutputDiff d = diff_values(
-          "", want.outputs[k], std::vector<double>(out[k].begin(), out[k].end()));
-      v.max_rel = std::isnan(d.max_rel) ? d.max_rel : std::max(v.max_rel, d.max_rel);
-    }
+    v.max_rel = max_rel_error(want.outputs, out);
     v.measured = !(v.max_rel > be.tolerance) && !std::isnan(v.max_rel);
     if (v.measured) {
       entries.push_back(i + 1);
@@ -222,10 +218,7 @@ Status measure_cpu(OptimizeReport& r, const OptimizeOptions& o, const Deadline& 
   // would hold every barrier of every entry (the program's too) for a scheduler time slice.
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const int threads = o.cpu_threads > 0 ? o.cpu_threads : runtime::idle_cores(0.2);
-  runtime::set_cpu_threads(threads);
-  struct Restore {
-    ~Restore() { runtime::set_cpu_threads(0); }
-  } restore;
+  const CpuThreadScope scope(threads);
   r.notes.push_back("timed with " + std::to_string(threads) + " OpenMP thread(s) on " +
                     std::to_string(cores) + " cores" +
                     (o.cpu_threads > 0 ? std::string(" (as asked)")
@@ -279,7 +272,7 @@ Status measure_cpu(OptimizeReport& r, const OptimizeOptions& o, const Deadline& 
       t = std::min(t, dt);
       spent += dt;
     }
-    calls[i] = static_cast<int>(std::clamp(std::ceil(o.min_sample_s / std::max(t, 1e-9)), 1.0, 1000.0));
+    calls[i] = calls_per_sample(t, o.min_sample_s);
     return out;
   };
   be.sample = [&](size_t i) -> Result<double> {

@@ -30,11 +30,6 @@ int threads_for(const TuneOptions& o) {
   return o.cpu_threads > 0 ? o.cpu_threads : runtime::idle_cores(0.2);
 }
 
-struct ThreadScope {
-  explicit ThreadScope(int n) { runtime::set_cpu_threads(n); }
-  ~ThreadScope() { runtime::set_cpu_threads(0); }
-};
-
 std::string us(double s) {
   std::ostringstream os;
   os << std::fixed << std::setprecision(s < 1e-3 ? 1 : 0) << s * 1e6 << " us";
@@ -47,7 +42,7 @@ search::MeasureBatch cpu_measure_batch(const ir::KernelGraph& program, const Tun
                                        int threads) {
   return [&program, &o, threads](const std::vector<const ir::KernelGraph*>& graphs) -> Result<std::vector<double>> {
     MG_ASSIGN_OR_RETURN(auto mod, compile_cpu(named(graphs), o.jit));
-    ThreadScope scope(threads);
+    const CpuThreadScope scope(threads);
     std::vector<double> out;
     for (size_t i = 0; i < graphs.size(); ++i) {
       CpuBuffers b = make_buffers(*graphs[i], o.seed, &program);
@@ -97,18 +92,18 @@ Result<Runner> cpu_runner(const std::vector<const ir::KernelGraph*>& graphs, con
   r.tolerance = cpu_tolerance(program);
   r.run = [mod, bufs, calls, &program, &o, threads](size_t i, const ir::KernelGraph& g)
       -> Result<std::vector<std::vector<float>>> {
-    ThreadScope scope(threads);
+    const CpuThreadScope scope(threads);
     (*bufs)[i] = make_buffers(g, o.seed, &program);
     MG_RETURN_IF_ERROR(mod->run(i, (*bufs)[i].in(), (*bufs)[i].out()));
     std::vector<std::vector<float>> out;
     for (const runtime::Buffer& b : (*bufs)[i].outputs) out.push_back(b.values());
     // Calls per sample so that a sample lasts about 20 ms (a timer tick is then a small share).
     MG_ASSIGN_OR_RETURN(double t, mod->time(i, (*bufs)[i].in(), (*bufs)[i].out(), 3));
-    (*calls)[i] = static_cast<int>(std::clamp(std::ceil(0.02 / std::max(t, 1e-9)), 1.0, 1000.0));
+    (*calls)[i] = calls_per_sample(t, 0.02);
     return out;
   };
   r.sample = [mod, bufs, calls, threads](size_t i) -> Result<double> {
-    ThreadScope scope(threads);
+    const CpuThreadScope scope(threads);
     const auto t0 = std::chrono::steady_clock::now();
     for (int c = 0; c < (*calls)[i]; ++c) MG_RETURN_IF_ERROR(mod->run(i, (*bufs)[i].in(), (*bufs)[i].out()));
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / (*calls)[i];
@@ -197,11 +192,7 @@ Result<TuneReport> tune(const ir::KernelGraph& program, const TuneOptions& o) {
     const std::string label = t.tiles.to_string();
     if (runner) {
       MG_ASSIGN_OR_RETURN(const auto got, runner->run(e + 1, t.graph));
-      double rel = 0;
-      for (size_t k = 0; k < got.size(); ++k) {
-        const OutputDiff d = diff_values("", want.outputs[k], std::vector<double>(got[k].begin(), got[k].end()));
-        rel = std::isnan(d.max_rel) ? d.max_rel : std::max(rel, d.max_rel);
-      }
+      const double rel = max_rel_error(want.outputs, got);
       if (!(rel <= runner->tolerance)) {
         r.notes.push_back(want.differs(label, rel, runner->tolerance));
         continue;
