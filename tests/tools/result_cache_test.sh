@@ -13,15 +13,24 @@ rm -rf "$work" && mkdir -p "$work"
 export MUGRAPH_CACHE_DIR="$work/cache"
 unset MUGRAPH_NO_CACHE
 fail() { echo "FAIL: $*"; exit 1; }
+# run OUT WHAT CMD...: runs CMD with its output in OUT; on a non-zero exit, prints the exit code
+# and the output (a failure in CI must say why) and fails.
+run() {
+  local out=$1 what=$2 rc
+  shift 2
+  "$@" >"$out" 2>&1
+  rc=$?
+  [ "$rc" -eq 0 ] || { cat "$out"; fail "$what (exit $rc)"; }
+}
 prog="$data/search/lora.mu"
 flags=(--max-kernel-ops 2 --max-graph-defined 0 --top 3 --runs 2 --quiet)
 ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 # 1. First run searches and stores; the second is a hit.
 t0=$(ms)
-"$mg" optimize "$prog" "${flags[@]}" --out "$work/o1" >"$work/o1.txt" 2>&1 || { cat "$work/o1.txt"; fail "first optimize"; }
+run "$work/o1.txt" "first optimize" "$mg" optimize "$prog" "${flags[@]}" --out "$work/o1"
 t1=$(ms)
-"$mg" optimize "$prog" "${flags[@]}" --out "$work/o2" >"$work/o2.txt" 2>&1 || { cat "$work/o2.txt"; fail "second optimize"; }
+run "$work/o2.txt" "second optimize" "$mg" optimize "$prog" "${flags[@]}" --out "$work/o2"
 t2=$(ms)
 first=$((t1 - t0)) second=$((t2 - t1))
 echo "first optimize $first ms, second $second ms"
@@ -37,17 +46,15 @@ for f in best.mu best.json best_cpu.cc report.txt report.json; do
 done
 
 # 2. Misses: --no-cache, MUGRAPH_NO_CACHE, another target, other options.
-"$mg" optimize "$prog" "${flags[@]}" --no-cache >"$work/n.txt" 2>&1 || fail "--no-cache optimize"
+run "$work/n.txt" "--no-cache optimize" "$mg" optimize "$prog" "${flags[@]}" --no-cache
 grep -q "from the result cache" "$work/n.txt" && fail "--no-cache was served from the cache"
-MUGRAPH_NO_CACHE=1 "$mg" optimize "$prog" "${flags[@]}" >"$work/n2.txt" 2>&1 || fail "MUGRAPH_NO_CACHE optimize"
+MUGRAPH_NO_CACHE=1 run "$work/n2.txt" "MUGRAPH_NO_CACHE optimize" "$mg" optimize "$prog" "${flags[@]}"
 grep -q "from the result cache" "$work/n2.txt" && fail "MUGRAPH_NO_CACHE=1 was served from the cache"
-"$mg" optimize "$prog" --max-kernel-ops 1 --max-graph-defined 0 --top 3 --runs 2 --quiet \
-  >"$work/n3.txt" 2>&1 || fail "optimize with other options"
+run "$work/n3.txt" "optimize with other options" "$mg" optimize "$prog" --max-kernel-ops 1 --max-graph-defined 0 --top 3 --runs 2 --quiet
 grep -q "from the result cache" "$work/n3.txt" && fail "other search options were served from the cache"
-"$mg" optimize "$prog" "${flags[@]}" --target h100 >"$work/n4.txt" 2>&1 || fail "optimize --target h100"
+run "$work/n4.txt" "optimize --target h100" "$mg" optimize "$prog" "${flags[@]}" --target h100
 grep -q "from the result cache" "$work/n4.txt" && fail "another target was served from the cache"
-"$mg" optimize "$prog" --max-kernel-ops 2 --max-graph-defined 0 --top 3 --runs 3 --quiet \
-  >"$work/n5.txt" 2>&1 || fail "optimize --runs 3"
+run "$work/n5.txt" "optimize --runs 3" "$mg" optimize "$prog" --max-kernel-ops 2 --max-graph-defined 0 --top 3 --runs 3 --quiet
 grep -q "from the result cache" "$work/n5.txt" && fail "other timing options (--runs) were served from the cache"
 "$mg" cache ls >"$work/ls.txt" 2>&1 || fail "cache ls"
 cat "$work/ls.txt"
@@ -68,7 +75,7 @@ grep -qi "warning" "$work/p1.txt" "$work/p2.txt" && { cat "$work/p1.txt" "$work/
 export MUGRAPH_CACHE_DIR="$work/cache3"
 mkdir -p "$MUGRAPH_CACHE_DIR"
 head -c 4096 /dev/urandom >"$MUGRAPH_CACHE_DIR/results.sqlite"
-"$mg" optimize "$prog" "${flags[@]}" >"$work/c.txt" 2>&1 || { cat "$work/c.txt"; fail "optimize over a corrupt cache"; }
+run "$work/c.txt" "optimize over a corrupt cache" "$mg" optimize "$prog" "${flags[@]}"
 grep -q "warning: result cache '.*results.sqlite'.*searching without the cache" "$work/c.txt" || { cat "$work/c.txt"; fail "no warning for a corrupt cache"; }
 grep -q "^chosen: " "$work/c.txt" || fail "no result over a corrupt cache"
 "$mg" cache ls >"$work/cls.txt" 2>&1 && fail "cache ls on a corrupt file exited 0"
