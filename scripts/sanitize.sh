@@ -28,7 +28,7 @@ if [ ! -f "$asan/build.ninja" ]; then
     -DMUGRAPH_PYTHON=OFF >/dev/null
 fi
 cmake --build "$asan" -j "$(nproc)" --target support_test ir_test target_test verify_test \
-  expr_test opt_test search_test codegen_test driver_test mugraph parse_fuzz
+  expr_test opt_test search_test rewrite_test codegen_test driver_test mugraph parse_fuzz
 export ASAN_OPTIONS="detect_leaks=1:exitcode=86:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=86:${UBSAN_OPTIONS:-}"
 # gpu_test is not built here: its placeholder test (gpu_test_NOT_BUILT) is excluded by name.

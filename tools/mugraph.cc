@@ -36,6 +36,7 @@
 #include "search/plan.h"
 #include "support/memory.h"
 #include "support/transport.h"
+#include "model_cli.h"
 #include "result_cache_cli.h"
 #include "runtime/cpu_jit.h"
 
@@ -640,6 +641,8 @@ int main(int argc, char** argv) {
   tu->add_option("--time-budget", o.search.time_budget_s, "seconds the tiling search may take (default 60; certify and the final timing come after)");
   tu->add_flag("--accept-unproved", o.accept_unproved, "hand out a tiling certify PASSED or UNPROVED (no bound: relu, sqrt) instead of exiting 6");
   add_input_scale_flag(tu, o);
+  tools::ModelCli mo;
+  auto* md = tools::add_model_command(app, mo);
   auto* ca = app.add_subcommand("cache", "the result cache of optimize: ls, show KEY, rm KEY, clear");
   ca->add_option("ACTION", o.cache_action, "ls, show, rm or clear")
       ->required()
@@ -713,6 +716,7 @@ int main(int argc, char** argv) {
         o.time_budget_given = tu->count("--time-budget") > 0;
         return cmd_tune(o);
       }
+      if (*md) return tools::cmd_model(mo);
       if (*ca) {
         if ((o.cache_action == "show" || o.cache_action == "rm") && o.cache_key.empty()) {
           std::cerr << "error: mugraph cache " << o.cache_action << " needs a KEY (see mugraph cache ls)\n";

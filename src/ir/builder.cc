@@ -179,6 +179,14 @@ Result<TensorId> KernelBuilder::op(OpKind op, const std::vector<TensorId>& input
   return out;
 }
 
+Result<std::vector<TensorId>> KernelBuilder::copy(const KernelOp& op,
+                                                  const std::vector<TensorId>& inputs,
+                                                  const std::vector<std::string>& names) {
+  if (op.graph_defined) return graph_defined(inputs, op.block, names);
+  MG_ASSIGN_OR_RETURN(TensorId t, this->op(op.op, inputs, op.attrs, names.empty() ? "" : names[0]));
+  return std::vector<TensorId>{t};
+}
+
 Result<std::vector<TensorId>> KernelBuilder::graph_defined(
     const std::vector<TensorId>& inputs, std::shared_ptr<const BlockGraph> block,
     const std::vector<std::string>& names) {

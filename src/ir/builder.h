@@ -88,6 +88,10 @@ class KernelBuilder {
   Result<std::vector<TensorId>> graph_defined(const std::vector<TensorId>& inputs,
                                               std::shared_ptr<const BlockGraph> block,
                                               const std::vector<std::string>& names = {});
+  // Adds a copy of `op` (predefined or graph-defined, from another graph) reading `inputs` (ids
+  // in this builder, one per op input) and naming its outputs `names`; returns their ids.
+  Result<std::vector<TensorId>> copy(const KernelOp& op, const std::vector<TensorId>& inputs,
+                                     const std::vector<std::string>& names);
   Status output(TensorId id);
   Result<KernelGraph> finish() &&;
 

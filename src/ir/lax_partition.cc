@@ -22,17 +22,15 @@ int find(std::vector<int>& parent, int x) {
   return x;
 }
 
-// Adds a copy of `op` (predefined or graph-defined) to `kb`: input t becomes in(t), output t is
-// named name(t) and recorded as out[t].
+// Adds a copy of `op` to `kb`: input t becomes in(t), output t is named name(t) and recorded as
+// out[t].
 template <class In, class Name, class Out>
 void copy_op(KernelBuilder& kb, const KernelOp& op, In in, Name name, Out& out) {
   std::vector<TensorId> ins;
   for (TensorId t : op.inputs) ins.push_back(in(t));
   std::vector<std::string> names;
   for (TensorId t : op.outputs) names.push_back(name(t));
-  const std::vector<TensorId> made =
-      op.graph_defined ? kb.graph_defined(ins, op.block, names).value()
-                       : std::vector<TensorId>{kb.op(op.op, ins, op.attrs, names[0]).value()};
+  const std::vector<TensorId> made = kb.copy(op, ins, names).value();
   for (size_t i = 0; i < made.size(); ++i) out[op.outputs[i]] = made[i];
 }
 
@@ -87,8 +85,6 @@ Partition partition_lax(const KernelGraph& g) {
   }
   Partition out;
   std::map<int, size_t> part_of_root;
-  std::vector<bool> is_output(nt, false);
-  for (TensorId t : g.outputs) is_output[t] = true;
   for (size_t i = 0; i < nops; ++i) {
     if (!is_lax(g.ops[i])) {
       out.kept_ops.push_back(static_cast<int>(i));
@@ -102,35 +98,43 @@ Partition partition_lax(const KernelGraph& g) {
     out.parts[it->second].level = op_level[i];
   }
   for (LaxPart& part : out.parts) {
-    std::vector<bool> inside(nt, false);
-    for (int i : part.ops)
-      for (TensorId t : g.ops[i].outputs) inside[t] = true;
-    for (int i : part.ops)
-      for (TensorId t : g.ops[i].inputs)
-        if (!inside[t] && std::find(part.inputs.begin(), part.inputs.end(), t) == part.inputs.end())
-          part.inputs.push_back(t);
-    for (int i : part.ops)
-      for (TensorId t : g.ops[i].outputs) {
-        bool outside = is_output[t];
-        for (size_t j = 0; j < nops && !outside; ++j) {
-          if (std::find(part.ops.begin(), part.ops.end(), static_cast<int>(j)) != part.ops.end())
-            continue;
-          const auto& in = g.ops[j].inputs;
-          outside = std::find(in.begin(), in.end(), t) != in.end();
-        }
-        if (outside) part.outputs.push_back(t);
-      }
-    KernelBuilder kb;
-    std::map<TensorId, TensorId> id;
-    for (TensorId t : part.inputs)  // a program input keeps its scale (scale=, --input-scale)
-      id[t] = kb.input(g.tensor(t).name, g.tensor(t).type, input_scale_of(g, t)).value();
-    for (int i : part.ops)
-      copy_op(kb, g.ops[i], [&](TensorId t) { return id.at(t); },
-              [&](TensorId t) { return g.tensor(t).name; }, id);
-    for (TensorId t : part.outputs) MG_CHECK(kb.output(id.at(t)).ok(), "part output");
-    part.program = std::move(kb).finish().value();
+    Extracted e = extract_ops(g, part.ops);
+    part.program = std::move(e.program);
+    part.inputs = std::move(e.inputs);
+    part.outputs = std::move(e.outputs);
   }
   return out;
+}
+
+Extracted extract_ops(const KernelGraph& g, const std::vector<int>& ops) {
+  const size_t nt = g.tensors.size();
+  Extracted e;
+  std::vector<bool> inside(nt, false), member(g.ops.size(), false), read_outside(nt, false);
+  for (int i : ops) {
+    member[static_cast<size_t>(i)] = true;
+    for (TensorId t : g.ops[i].outputs) inside[t] = true;
+  }
+  for (TensorId t : g.outputs) read_outside[t] = true;
+  for (size_t j = 0; j < g.ops.size(); ++j)
+    if (!member[j])
+      for (TensorId t : g.ops[j].inputs) read_outside[t] = true;
+  for (int i : ops)
+    for (TensorId t : g.ops[i].inputs)
+      if (!inside[t] && std::find(e.inputs.begin(), e.inputs.end(), t) == e.inputs.end())
+        e.inputs.push_back(t);
+  for (int i : ops)
+    for (TensorId t : g.ops[i].outputs)
+      if (read_outside[t]) e.outputs.push_back(t);
+  KernelBuilder kb;
+  std::map<TensorId, TensorId> id;
+  for (TensorId t : e.inputs)  // a program input keeps its scale (scale=, --input-scale)
+    id[t] = kb.input(g.tensor(t).name, g.tensor(t).type, input_scale_of(g, t)).value();
+  for (int i : ops)
+    copy_op(kb, g.ops[i], [&](TensorId t) { return id.at(t); },
+            [&](TensorId t) { return g.tensor(t).name; }, id);
+  for (TensorId t : e.outputs) MG_CHECK(kb.output(id.at(t)).ok(), "extracted output");
+  e.program = std::move(kb).finish().value();
+  return e;
 }
 
 KernelGraph stitch(const KernelGraph& g, const Partition& p,

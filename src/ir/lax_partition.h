@@ -33,6 +33,16 @@ struct Partition {
 
 Partition partition_lax(const KernelGraph& program);
 
+// The ops `ops` (whole-program indices, ascending) of `program` as a program of their own: its
+// inputs are the tensors they read and do not produce (in first-read order), its outputs the
+// tensors they produce that a program output or another op reads (in op order). Names and
+// input scales as in `program`. (A Lax part is the extraction of its ops.)
+struct Extracted {
+  KernelGraph program;
+  std::vector<TensorId> inputs, outputs;  // whole-program tensors, in `program`'s order
+};
+Extracted extract_ops(const KernelGraph& program, const std::vector<int>& ops);
+
 // The whole program with part i replaced by chosen[i] (a uGraph with part i's inputs and
 // outputs, in order). Names: whole-program tensors keep theirs; a part's internal tensors are
 // prefixed "p<i>_".

@@ -127,8 +127,16 @@ def write(name, fn, specs, refused=None):
     (HERE / (name + ".json")).write_text(json.dumps(data))
 
 
-for name, (fn, specs) in CASES.items():
-    write(name, fn, specs)
-for name, (fn, specs, why) in REFUSED.items():
-    write(name, fn, specs, why)
-print("wrote %d + %d cases to %s (jax %s)" % (len(CASES), len(REFUSED), HERE, jax.__version__))
+def inputs(name):
+    """The seeded inputs of CASES[name] (what the .json holds): bench/model/xla_ref.py times
+    XLA on them."""
+    rng = np.random.default_rng(sum(map(ord, name)))
+    return [draw(rng, s) for s in CASES[name][1]]
+
+
+if __name__ == "__main__":
+    for name, (fn, specs) in CASES.items():
+        write(name, fn, specs)
+    for name, (fn, specs, why) in REFUSED.items():
+        write(name, fn, specs, why)
+    print("wrote %d + %d cases to %s (jax %s)" % (len(CASES), len(REFUSED), HERE, jax.__version__))
