@@ -87,11 +87,8 @@ int cmd_model(const ModelCli& m) {
   if (!r.ok()) return fail(r.status());
   const std::string report = driver::format_model_report(*r, *program);
   std::cout << report;
-  const bool wrong = std::any_of(r->results.begin(), r->results.end(), [](const driver::ModelResult& x) {
-    return !verify::accepted(x.whole.kind) && x.whole.kind != verify::VerdictKind::kInconclusive;
-  }) || std::any_of(r->results.begin(), r->results.end(), [](const driver::ModelResult& x) {
-    return x.max_rel > x.tolerance;
-  });
+  const bool wrong = std::any_of(r->results.begin(), r->results.end(),
+                                 [](const driver::ModelResult& x) { return x.rejected; });
   if (!m.out_dir.empty()) {
     std::vector<std::pair<std::string, std::string>> files = {{"report.txt", report},
                                                              {"report.json", driver::model_report_json(*r, *program)},

@@ -22,9 +22,10 @@ struct ModelCli {
 // Declares the subcommand and its flags on `app`.
 CLI::App* add_model_command(CLI::App& app, ModelCli& m);
 
-// Exit: 0 the report was written and what it hands out (the chosen state, or the program
-// itself) is proven (or --accept-unproved); 1 bad input; 3 a state's check against the
-// program failed (a wrong rewrite: never handed out).
+// Exit: 0 the report was written and what it hands out (best.mu: the chosen state, or the
+// program itself) is proven (or taken with --accept-unproved); 1 bad input; 3 a strategy's best
+// state was refuted by the whole-model check or its CPU run (a wrong rewrite: never handed
+// out).
 int cmd_model(const ModelCli& m);
 
 }  // namespace mugraph::tools

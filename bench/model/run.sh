@@ -5,7 +5,8 @@
 # side by side with each strategy's best: the `confirmed` speedup) and against XLA's own CPU
 # execution of the same function (JAX from PyPI, bench/model/xla_ref.py, timed in this run the
 # way the oracle times a state; it includes JAX's per-call dispatch). Prints a markdown table;
-# writes build/bench_model/<name>/ (report.txt, report.json, the states).
+# writes build/bench_model/<name>/ (report.txt, report.json, the states). Every model of
+# tests/data/hlo/make_hlo.py's CASES unless --only names some (about 30 minutes on 2 cores).
 #
 #   bench/model/run.sh [--region-budget S] [--search-budget S] [--only NAME]...
 set -euo pipefail
@@ -22,11 +23,16 @@ while [ $# -gt 0 ]; do
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
-[ ${#names[@]} -gt 0 ] || names=(mlp swiglu rms_norm_matmul layer_norm_matmul attention
-                                 multi_head_attention gqa lora decoder_layer bert_encoder)
 "$root/scripts/build.sh" >/dev/null
 py="${VENV:-$root/.venv}/bin/python"
 "$py" -c "import jax" 2>/dev/null || "$py" -m pip install -q "jax[cpu]"
+# Every model of the test data (make_hlo.py's CASES; the refused ones are not models).
+[ ${#names[@]} -gt 0 ] || mapfile -t names < <("$py" -c '
+import importlib.util, sys
+spec = importlib.util.spec_from_file_location("m", sys.argv[1] + "/tests/data/hlo/make_hlo.py")
+m = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(m)
+print("\n".join(m.CASES))' "$root")
 mg="${BUILD_DIR:-$root/build}/mugraph"
 out="${BUILD_DIR:-$root/build}/bench_model"
 mkdir -p "$out"

@@ -23,8 +23,8 @@ from ._result import Result  # noqa: F401
 from ._torch import from_torch  # noqa: F401
 from ._compile import backend  # noqa: F401
 
-__all__ = ["Error", "backend", "from_torch", "Graph", "KernelGraph", "Result", "Tensor", "Verdict", "load", "parse",
-           "verify", "superoptimize", "version", "targets"]
+__all__ = ["Env", "Error", "backend", "from_torch", "Graph", "KernelGraph", "Result", "Tensor", "Verdict",
+           "import_hlo", "load", "parse", "verify", "superoptimize", "version", "targets"]
 
 
 def version():
@@ -89,3 +89,66 @@ def superoptimize(program, target="cpu", time_budget=None, cache=True, top=8, ru
     out = _mugraph.optimize(g, target, budget, int(top), int(runs), bool(accept_unproved),
                             bool(cache), str(name), bool(progress), options)
     return Result(program if isinstance(program, Graph) else g, out)
+
+
+def import_hlo(path):
+    """The entry computation of an XLA HLO text module (what JAX prints:
+    jax.jit(f).lower(*args).compiler_ir("hlo").as_hlo_text()) as a KernelGraph, as
+    `mugraph hlo` imports it."""
+    return _mugraph.import_hlo(os.fspath(path))
+
+
+class Env:
+    """The graph-rewrite environment (HloEnv) over a whole model, as `mugraph model` runs it:
+
+        env = mg.Env(mg.import_hlo("decoder_layer.hlo"), region_budget=8)
+        nodes = env.get_alternatives()   # [{"pass", "ops", "inputs", "outputs", "options"}]
+        env.apply([1] * len(nodes))      # one action per node: 0 keeps, k takes option k
+        t = env.evaluate()               # T(state), seconds (the oracle)
+        h = env.dag_hash()               # structural hash of the state
+        best = env.run_strategy("beam")  # from the program: best state, decisions, evaluations
+
+    Options are `mugraph model`'s flags: target ("cpu"), oracle ("runtime": timed on the CPU;
+    "model": the cost model), region_budget and search_budget (seconds the superoptimizer may
+    search one region, and all of them), max_region_ops, options (VERIFIED uGraphs per region),
+    runs (timed samples per state), seed, simplify (the algebraic-simplification pass).
+    get_alternatives() searches the regions it meets (seconds each; cached)."""
+
+    def __init__(self, program, target="cpu", oracle="runtime", region_budget=20.0,
+                 search_budget=600.0, max_region_ops=12, options=2, runs=10, seed=0,
+                 simplify=True):
+        g = _graph(program, "Env(program)")
+        if target not in _mugraph.targets():
+            raise Error("Env(): unknown target '%s' (known: %s)" % (target, ", ".join(_mugraph.targets())))
+        self._env = _mugraph.Env(g, target, oracle, float(region_budget), float(search_budget),
+                                 int(max_region_ops), int(options), int(runs), int(seed), bool(simplify))
+
+    @property
+    def state(self):
+        """The current state (a KernelGraph)."""
+        return self._env.state
+
+    @property
+    def oracle(self):
+        return self._env.oracle
+
+    def get_alternatives(self):
+        return self._env.get_alternatives()
+
+    def apply(self, actions):
+        return self._env.apply([int(a) for a in actions])
+
+    def evaluate(self):
+        return self._env.evaluate()
+
+    def dag_hash(self):
+        return self._env.dag_hash()
+
+    def reset(self):
+        """Back to the program (the searched regions and timed states stay cached)."""
+        self._env.reset()
+
+    def run_strategy(self, name):
+        """pick-first, greedy, beam or mcts from the program: a dict with "best" (a KernelGraph),
+        "best_seconds", "start_seconds", "decisions", "evaluations", "seconds"."""
+        return self._env.run_strategy(str(name))

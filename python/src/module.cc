@@ -7,6 +7,7 @@
 #include <exception>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <mutex>
 #include <optional>
@@ -16,12 +17,14 @@
 #include "driver/cpu_backend.h"
 #include "driver/cuda_backend.h"
 #include "driver/driver.h"
+#include "driver/model.h"
 #include "driver/optimize.h"
 #include "driver/progress.h"
 #include "driver/result_cache.h"
 #include "driver/version.h"
 #include "ir/canonical.h"
 #include "ir/composite.h"
+#include "ir/hlo_import.h"
 #include "ir/json.h"
 #include "ir/ops.h"
 #include "ir/text.h"
@@ -338,6 +341,34 @@ class CudaKernel {
 
 }  // namespace
 
+// mugraph.Env: the graph-rewrite environment (driver/model.h's session, one environment).
+struct PyEnv {
+  std::unique_ptr<driver::ModelSession> session;
+  std::unique_ptr<rewrite::Env> env;
+};
+
+py::dict alt_node_dict(const ir::KernelGraph& g, const rewrite::AltNode& n) {
+  py::dict d;
+  d["pass"] = n.pass;
+  d["ops"] = n.region.ops;
+  py::list ins, outs, options;
+  for (ir::TensorId t : n.region.inputs) ins.append(g.tensor(t).name);
+  for (ir::TensorId t : n.region.outputs) outs.append(g.tensor(t).name);
+  for (const rewrite::Option& o : n.options) {
+    py::dict x;
+    x["label"] = o.label;
+    x["graph"] = o.graph;
+    x["verdict"] = o.verdict;
+    x["model_seconds"] = o.model_s;
+    options.append(x);
+  }
+  d["inputs"] = ins;
+  d["outputs"] = outs;
+  d["region"] = n.region.program;
+  d["options"] = options;
+  return d;
+}
+
 PYBIND11_MODULE(_mugraph, m) {
   m.doc() = "mugraph's C++ driver (use the mugraph package, not this module)";
   runtime::init_openmp();  // at import, before this package starts threads (see cpu_jit.h)
@@ -454,6 +485,103 @@ PYBIND11_MODULE(_mugraph, m) {
   m.def("optimize", &optimize, py::arg("program"), py::arg("target"), py::arg("time_budget"),
         py::arg("top"), py::arg("runs"), py::arg("accept_unproved"), py::arg("cache"),
         py::arg("name"), py::arg("progress"), py::arg("options"));
+
+  m.def("import_hlo", [](const std::string& path) {
+    std::ifstream f(path);
+    if (!f) raise("cannot read " + path);
+    std::stringstream text;
+    text << f.rdbuf();
+    return value_or_raise(ir::import_hlo(text.str(), path)).graph;
+  });
+  py::class_<PyEnv>(m, "Env")
+      .def(py::init([](const ir::KernelGraph& program, const std::string& target,
+                       const std::string& oracle, double region_budget, double search_budget,
+                       int max_region_ops, int options, int runs, uint64_t seed, bool simplify) {
+             driver::ModelOptions o;
+             o.search.target = find_target_or_raise(target);
+             o.search.min_blocks = search::default_min_blocks(o.search.target);
+             o.search.seed = seed;
+             o.oracle = oracle;
+             o.region_budget_s = region_budget;
+             o.search_budget_s = search_budget;
+             o.fusion.max_ops = max_region_ops;
+             o.options_per_region = options;
+             o.runs = runs;
+             o.seed = seed + 1;
+             o.strategy.seed = seed + 1;
+             o.simplify = simplify;
+             ok_or_raise(driver::validate(program, o.search.target));
+             auto e = std::make_unique<PyEnv>();
+             e->session = value_or_raise(driver::ModelSession::make(program, o));
+             e->env = std::make_unique<rewrite::Env>(e->session->env());
+             return e;
+           }),
+           py::arg("program"), py::arg("target"), py::arg("oracle"), py::arg("region_budget"),
+           py::arg("search_budget"), py::arg("max_region_ops"), py::arg("options"),
+           py::arg("runs"), py::arg("seed"), py::arg("simplify"))
+      .def_property_readonly("state", [](const PyEnv& e) { return e.env->state(); })
+      .def("dag_hash", [](const PyEnv& e) { return e.env->dag_hash(); })
+      .def("get_alternatives",
+           [](PyEnv& e) {
+             Result<const std::vector<rewrite::AltNode>*> n = [&] {
+               py::gil_scoped_release release;
+               return e.env->get_alternatives();
+             }();
+             const std::vector<rewrite::AltNode>* nodes = value_or_raise(std::move(n));
+             py::list l;
+             for (const rewrite::AltNode& x : *nodes) l.append(alt_node_dict(e.env->state(), x));
+             return l;
+           })
+      .def("apply",
+           [](PyEnv& e, const std::vector<int>& actions) {
+             Result<rewrite::Applied> a = [&] {
+               py::gil_scoped_release release;
+               return e.env->apply(actions);
+             }();
+             rewrite::Applied x = value_or_raise(std::move(a));
+             py::dict d;
+             d["actions"] = x.actions;
+             d["rejected"] = x.rejected;
+             d["pruned_ops"] = x.pruned_ops;
+             return d;
+           })
+      .def("evaluate",
+           [](PyEnv& e) {
+             Result<double> t = [&] {
+               py::gil_scoped_release release;
+               return e.env->evaluate();
+             }();
+             return value_or_raise(std::move(t));
+           })
+      .def("reset", [](PyEnv& e) { e.env = std::make_unique<rewrite::Env>(e.session->env()); })
+      .def("run_strategy",
+           [](PyEnv& e, const std::string& name) {
+             rewrite::Env env = e.session->env();
+             Result<rewrite::StrategyResult> r = [&] {
+               py::gil_scoped_release release;
+               return rewrite::run_strategy(name, env, e.session->strategy_options());
+             }();
+             rewrite::StrategyResult x = value_or_raise(std::move(r));
+             py::dict d;
+             d["strategy"] = x.strategy;
+             d["best"] = x.best;
+             d["best_seconds"] = x.best_s;
+             d["start_seconds"] = x.start_s;
+             py::list decisions;
+             for (const rewrite::Decision& k : x.decisions) {
+               py::dict y;
+               y["actions"] = k.actions;
+               y["rejected"] = k.rejected;
+               y["hash"] = k.hash;
+               y["seconds"] = k.seconds;
+               decisions.append(y);
+             }
+             d["decisions"] = decisions;
+             d["evaluations"] = x.stats.evaluations;
+             d["seconds"] = x.seconds;
+             return d;
+           })
+      .def_property_readonly("oracle", [](const PyEnv& e) { return e.session->oracle_text(); });
 
   py::class_<CpuKernel>(m, "CpuKernel")
       .def(py::init<const ir::KernelGraph&>())

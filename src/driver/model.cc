@@ -193,7 +193,10 @@ rewrite::Evaluate model_oracle(const target::Target& t) {
 Status check_result(const ir::KernelGraph& program, const ModelOptions& o, ModelResult& m) {
   const ir::KernelGraph& g = m.result.best;
   for (const rewrite::Decision& d : m.result.decisions)
-    for (int a : d.actions) m.regions_replaced += a > 0;
+    for (const std::string& v : d.verdicts) {
+      ++m.regions_replaced;
+      m.regions_verified += v.rfind("VERIFIED", 0) == 0;
+    }
   MG_ASSIGN_OR_RETURN(auto mod, compile_cpu({{"best", &g}}, o.jit));
   MG_ASSIGN_OR_RETURN(std::vector<OutputDiff> diffs, check_cpu(*mod, 0, g, o.seed));
   for (const OutputDiff& d : diffs) m.max_rel = std::max(m.max_rel, d.max_rel);
@@ -206,13 +209,17 @@ Status check_result(const ir::KernelGraph& program, const ModelOptions& o, Model
     vo.mode = verify::Mode::kCertify;
     m.whole = verify::check(program, g, vo);
   }
-  const bool rejected = !verify::accepted(m.whole.kind) && m.whole.kind != verify::VerdictKind::kInconclusive;
-  m.proven = !rejected && m.max_rel <= m.tolerance && !o.accept_unproved;
+  m.rejected = (!verify::accepted(m.whole.kind) && m.whole.kind != verify::VerdictKind::kInconclusive) ||
+               !(m.max_rel <= m.tolerance);
+  // Proven: the whole check VERIFIED it, or every replaced region was VERIFIED against the ops
+  // it replaced (equal parts, equal whole) and the whole check did not refute it.
+  m.proven = !m.rejected && (m.whole.kind == verify::VerdictKind::kVerified ||
+                             m.regions_verified == m.regions_replaced);
   return {};
 }
 
 // Step 4: the program (entry 0) and the distinct best states timed in interleaved rounds.
-Status confirm(const ir::KernelGraph& program, const ModelOptions& o, int threads,
+Status confirm(const ir::KernelGraph& program, const ModelOptions& o, int threads, double band,
                std::vector<ModelResult>& results) {
   std::vector<const ir::KernelGraph*> graphs{&program};
   std::vector<uint64_t> hashes{ir::canonical_hash(program)};
@@ -251,14 +258,34 @@ Status confirm(const ir::KernelGraph& program, const ModelOptions& o, int thread
     m.speedup = entry[k] == 0 ? 1 : 1 / q.median;
     m.ratio_lo = entry[k] == 0 ? 1 : q.lo;
     m.ratio_hi = entry[k] == 0 ? 1 : q.hi;
-    m.beats = entry[k] != 0 && beats(v, rr.stats[0], 0.02);
+    m.beats = entry[k] != 0 && beats(v, rr.stats[0], band);
   }
   return {};
 }
 
 }  // namespace
 
-Result<ModelReport> run_model(const ir::KernelGraph& program, const ModelOptions& o) {
+struct ModelSession::Parts {
+  ir::KernelGraph program;
+  ModelOptions o;
+  std::vector<RegionNote> regions;
+  int unsearched = 0;
+  std::unique_ptr<Proposer> propose;
+  rewrite::SimplifyProofs proofs;
+  int threads = 1;
+  rewrite::Augment augment;
+  rewrite::Evaluate oracle, model;
+  std::shared_ptr<rewrite::TimeMemo> times = std::make_shared<rewrite::TimeMemo>();
+  std::shared_ptr<rewrite::TimeMemo> model_times = std::make_shared<rewrite::TimeMemo>();
+  rewrite::StrategyOptions strategy;
+  std::string oracle_text;
+};
+
+ModelSession::ModelSession() = default;
+ModelSession::~ModelSession() = default;
+
+Result<std::unique_ptr<ModelSession>> ModelSession::make(const ir::KernelGraph& program,
+                                                         const ModelOptions& o) {
   if (o.oracle != "runtime" && o.oracle != "model")
     return error("unknown oracle '", o.oracle, "' (runtime or model)");
   if (o.oracle == "runtime" && o.search.target.kind != target::Kind::kCpu)
@@ -267,41 +294,62 @@ Result<ModelReport> run_model(const ir::KernelGraph& program, const ModelOptions
   if (o.region_budget_s <= 0 || o.search_budget_s <= 0) return error("the region and search budgets must be > 0 s");
   if (o.options_per_region < 1) return error("options per region must be >= 1");
   if (o.runs < 1 || o.warmups < 0) return error("runs must be >= 1 and warm-ups >= 0");
-  ModelReport r;
-  Proposer propose(o, r.regions, r.regions_unsearched);
+  std::unique_ptr<ModelSession> s(new ModelSession());
+  s->p_ = std::make_unique<Parts>();
+  Parts& p = *s->p_;
+  p.program = program;
+  p.o = o;
+  p.propose = std::make_unique<Proposer>(p.o, p.regions, p.unsearched);
   // The passes in dry mode: fusion's nodes, then the simplification rules' (in that order,
   // pick-first prefers a fusion to a simplification inside it).
-  rewrite::SimplifyProofs proofs;
-  rewrite::Augment augment = [&](const ir::KernelGraph& g) -> Result<std::vector<rewrite::AltNode>> {
+  Parts* pp = &p;
+  p.augment = [pp](const ir::KernelGraph& g) -> Result<std::vector<rewrite::AltNode>> {
     MG_ASSIGN_OR_RETURN(std::vector<rewrite::AltNode> nodes,
-                        rewrite::fusion_alternatives(g, o.fusion, std::ref(propose)));
-    if (o.simplify) {
-      MG_ASSIGN_OR_RETURN(std::vector<rewrite::AltNode> more, rewrite::simplify_alternatives(g, &proofs));
+                        rewrite::fusion_alternatives(g, pp->o.fusion, std::ref(*pp->propose)));
+    if (pp->o.simplify) {
+      MG_ASSIGN_OR_RETURN(std::vector<rewrite::AltNode> more, rewrite::simplify_alternatives(g, &pp->proofs));
       for (rewrite::AltNode& n : more) nodes.push_back(std::move(n));
     }
     return nodes;
   };
-  const int threads = o.cpu_threads > 0 ? o.cpu_threads : runtime::idle_cores(0.2);
-  rewrite::Evaluate oracle = o.oracle == "runtime"
-                                 ? cpu_oracle(program, o, threads, std::make_shared<double>(0))
-                                 : model_oracle(o.search.target);
-  rewrite::Evaluate model = model_oracle(o.search.target);
-  rewrite::StrategyOptions so = o.strategy;
-  so.band = o.oracle == "runtime" ? o.strategy.band : 0.0;
-  {
-    std::ostringstream os;
-    if (o.oracle == "runtime")
-      os << "runtime (cpu, " << threads << " thread(s), min of " << o.runs
-         << " interleaved samples after a warm-up, relative to the program timed in the same batch; within "
-         << so.band * 100 << "% counted equal)";
-    else
-      os << "model (" << o.search.target.name << ")";
-    r.oracle = os.str();
-  }
-  MG_ASSIGN_OR_RETURN(r.first, augment(program));
-  auto times = std::make_shared<rewrite::TimeMemo>(), model_times = std::make_shared<rewrite::TimeMemo>();
+  p.threads = o.cpu_threads > 0 ? o.cpu_threads : runtime::idle_cores(0.2);
+  p.oracle = o.oracle == "runtime" ? cpu_oracle(p.program, p.o, p.threads, std::make_shared<double>(0))
+                                   : model_oracle(o.search.target);
+  p.model = model_oracle(o.search.target);
+  p.strategy = o.strategy;
+  p.strategy.band = o.oracle == "runtime" ? o.strategy.band : 0.0;
+  std::ostringstream os;
+  if (o.oracle == "runtime")
+    os << "runtime (cpu, " << p.threads << " thread(s), min of " << o.runs
+       << " interleaved samples after a warm-up, relative to the program timed in the same batch; within "
+       << p.strategy.band * 100 << "% counted equal)";
+  else
+    os << "model (" << o.search.target.name << ")";
+  p.oracle_text = os.str();
+  return s;
+}
+
+rewrite::Env ModelSession::env() const {
+  return rewrite::Env(p_->program, p_->augment, p_->oracle, p_->model, p_->times, p_->model_times);
+}
+const rewrite::StrategyOptions& ModelSession::strategy_options() const { return p_->strategy; }
+const std::string& ModelSession::oracle_text() const { return p_->oracle_text; }
+const std::vector<RegionNote>& ModelSession::regions() const { return p_->regions; }
+int ModelSession::regions_unsearched() const { return p_->unsearched; }
+double ModelSession::search_seconds() const { return p_->propose->seconds(); }
+int ModelSession::threads() const { return p_->threads; }
+
+Result<ModelReport> run_model(const ir::KernelGraph& program, const ModelOptions& o) {
+  MG_ASSIGN_OR_RETURN(std::unique_ptr<ModelSession> session, ModelSession::make(program, o));
+  ModelReport r;
+  r.oracle = session->oracle_text();
+  const rewrite::StrategyOptions& so = session->strategy_options();
+  const int threads = session->threads();
+  rewrite::Env first = session->env();
+  MG_ASSIGN_OR_RETURN(const std::vector<rewrite::AltNode>* nodes, first.get_alternatives());
+  r.first = *nodes;
   for (const std::string& name : o.strategies) {
-    rewrite::Env env(program, augment, oracle, model, times, model_times);
+    rewrite::Env env = session->env();
     MG_ASSIGN_OR_RETURN(rewrite::StrategyResult sr, rewrite::run_strategy(name, env, so));
     ModelResult m;
     m.result = std::move(sr);
@@ -312,12 +360,14 @@ Result<ModelReport> run_model(const ir::KernelGraph& program, const ModelOptions
                  std::to_string(m.result.stats.evaluations) + " state(s) evaluated");
     r.results.push_back(std::move(m));
   }
-  r.augment_seconds = propose.seconds();
-  if (o.oracle == "runtime") MG_RETURN_IF_ERROR(confirm(program, o, threads, r.results));
+  r.augment_seconds = session->search_seconds();
+  r.regions = session->regions();
+  r.regions_unsearched = session->regions_unsearched();
+  if (o.oracle == "runtime") MG_RETURN_IF_ERROR(confirm(program, o, threads, so.band, r.results));
   for (size_t i = 0; i < r.results.size(); ++i) {
     const ModelResult& m = r.results[i];
     const bool faster = m.confirmed ? m.beats : m.result.best_s < (1 - so.band) * m.result.start_s;
-    if (!m.proven || !faster) continue;
+    if (m.rejected || !(m.proven || o.accept_unproved) || !faster) continue;
     const ModelResult* b = r.best < 0 ? nullptr : &r.results[static_cast<size_t>(r.best)];
     const bool better = !b || (m.confirmed ? m.speedup > b->speedup : m.result.best_s < b->result.best_s);
     if (better) r.best = static_cast<int>(i);
@@ -377,14 +427,20 @@ std::string format_model_report(const ModelReport& r, const ir::KernelGraph& pro
       for (size_t i = 0; i < d.actions.size(); ++i) os << (i ? " " : "") << d.actions[i];
       os << "] -> " << std::hex << std::setw(16) << std::setfill('0') << d.hash << std::dec
          << std::setfill(' ') << ", T " << us(d.seconds) << "\n";
+      for (size_t i = 0; i < d.taken.size(); ++i)
+        os << "    took " << d.taken[i] << ": " << d.verdicts[i].substr(0, d.verdicts[i].find(':')) << "\n";
       for (const std::string& line : d.rejected) os << "    rejected: " << line << "\n";
     }
     os << "  CPU run vs float64 interpreter: max rel " << std::scientific << std::setprecision(1)
        << m.max_rel << " (tolerance " << m.tolerance << ")" << std::fixed << "\n";
     os << "  whole model vs program: " << verify::verdict_name(m.whole.kind) << ": " << m.whole.summary << "\n";
-    if (m.regions_replaced > 0)
+    if (m.regions_replaced > 0 && m.regions_verified == m.regions_replaced)
       os << "  proof: " << m.regions_replaced
          << " replaced region(s), each VERIFIED against the ops it replaces (equal parts, equal whole)\n";
+    else if (m.regions_replaced > 0)
+      os << "  NOT PROVEN: " << m.regions_replaced - m.regions_verified << " of " << m.regions_replaced
+         << " replaced region(s) not VERIFIED (--accept-unproved)"
+         << (m.whole.kind == verify::VerdictKind::kVerified ? "; the whole-model check VERIFIED it\n" : "\n");
   }
   if (confirmed)
     os << "\n(T: the oracle's, each state timed when first met; confirmed: the program and the best\n"

@@ -29,6 +29,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -73,14 +74,17 @@ struct ModelResult {
   double max_rel = 0;           // its CPU run against the float64 interpreter
   double tolerance = 0;
   verify::Verdict whole;        // certify of the best state against the program
-  int regions_replaced = 0;     // replacements on the path (each VERIFIED against its region)
-  bool proven = false;          // every replacement VERIFIED and the whole check not rejected
+  int regions_replaced = 0;     // replacements on the path from the program
+  int regions_verified = 0;     // of those, the ones whose option was VERIFIED against its region
+  bool rejected = false;        // the whole check refuted it, or its CPU run is off (a bug)
+  bool proven = false;          // not rejected, and VERIFIED as a whole or region by region
   // Runtime oracle: the best state and the program timed again side by side (interleaved
   // rounds, time_rounds.h), after every strategy ran: what the report's speedups are.
   bool confirmed = false;       // whether that timing ran
   double speedup = 1;           // 1 / median of the per-round ratios best / program
   double ratio_lo = 1, ratio_hi = 1;  // 95% interval of that median ratio
-  bool beats = false;           // faster than the program beyond the noise (min gain 2%)
+  bool beats = false;           // faster than the program beyond the noise: the 95% interval of
+                                // the median ratio below 1 - band (6%)
 };
 
 struct ModelReport {
@@ -94,6 +98,29 @@ struct ModelReport {
 };
 
 Result<ModelReport> run_model(const ir::KernelGraph& program, const ModelOptions& o);
+
+// The environment's parts as run_model wires them, alive together: the passes (the region
+// searches' cache, the simplification proofs), the oracle and the cheap oracle, and the oracle
+// memos every environment made from it shares. What the Python binding (mugraph.Env) holds.
+class ModelSession {
+ public:
+  // Errors: an unknown oracle, the runtime oracle on a GPU target, a budget or count out of range.
+  static Result<std::unique_ptr<ModelSession>> make(const ir::KernelGraph& program,
+                                                    const ModelOptions& o);
+  ~ModelSession();
+  rewrite::Env env() const;  // a fresh environment at the program
+  const rewrite::StrategyOptions& strategy_options() const;  // o.strategy, its band per oracle
+  const std::string& oracle_text() const;
+  const std::vector<RegionNote>& regions() const;
+  int regions_unsearched() const;
+  double search_seconds() const;
+  int threads() const;
+
+ private:
+  ModelSession();
+  struct Parts;
+  std::unique_ptr<Parts> p_;
+};
 
 std::string format_model_report(const ModelReport& r, const ir::KernelGraph& program);
 

@@ -68,14 +68,6 @@ std::optional<std::vector<int>> unit_order(const KernelGraph& g, const std::vect
   return order;
 }
 
-// A name for a replacement's internal tensor that the builder has not used: "<label>_<name>",
-// with a numeric suffix when that is taken too.
-std::string fresh_name(const ir::KernelBuilder& kb, const std::string& label, const std::string& name) {
-  std::string base = label + "_" + name, n = base;
-  for (int k = 2; kb.find(n); ++k) n = base + "_" + std::to_string(k);
-  return n;
-}
-
 Status check_interface(const Region& r, const Option& o, size_t node) {
   const KernelGraph& c = o.graph;
   auto where = [&] { return "node " + std::to_string(node) + " option '" + o.label + "'"; };
@@ -86,10 +78,18 @@ Status check_interface(const Region& r, const Option& o, size_t node) {
     if (!(c.tensor(c.inputs[i]).type == r.program.tensor(r.program.inputs[i]).type))
       return error(where(), ": input ", i, " ('", c.tensor(c.inputs[i]).name,
                    "') differs in type from the region's");
-  for (size_t i = 0; i < c.outputs.size(); ++i)
+  for (size_t i = 0; i < c.outputs.size(); ++i) {
     if (!(c.tensor(c.outputs[i]).type == r.program.tensor(r.program.outputs[i]).type))
       return error(where(), ": output ", i, " ('", c.tensor(c.outputs[i]).name,
                    "') differs in type from the region's");
+    // Each region output gets its own tensor (its name stays): an output that is an input or
+    // another output would rename or merge program tensors.
+    if (std::find(c.inputs.begin(), c.inputs.end(), c.outputs[i]) != c.inputs.end() ||
+        std::find(c.outputs.begin(), c.outputs.begin() + static_cast<long>(i), c.outputs[i]) !=
+            c.outputs.begin() + static_cast<long>(i))
+      return error(where(), ": output ", i, " ('", c.tensor(c.outputs[i]).name,
+                   "') is one of its inputs or an earlier output");
+  }
   return {};
 }
 
@@ -103,6 +103,16 @@ Result<Region> make_region(const KernelGraph& g, std::vector<int> ops) {
       return error("region op ", ops[i], " is out of range (the graph has ", g.ops.size(), " ops)");
     if (i > 0 && ops[i] == ops[i - 1]) return error("region op ", ops[i], " is given twice");
   }
+  std::vector<bool> member(g.ops.size(), false);
+  for (int i : ops) member[static_cast<size_t>(i)] = true;
+  bool read = false;
+  for (int i : ops)
+    for (TensorId t : g.ops[static_cast<size_t>(i)].outputs) {
+      read = read || std::find(g.outputs.begin(), g.outputs.end(), t) != g.outputs.end();
+      for (size_t j = 0; j < g.ops.size() && !read; ++j)
+        read = !member[j] && std::find(g.ops[j].inputs.begin(), g.ops[j].inputs.end(), t) != g.ops[j].inputs.end();
+    }
+  if (!read) return error("region ", ops_text(ops), " has no output: nothing outside it reads its ops");
   ir::Extracted e = ir::extract_ops(g, ops);
   return Region{std::move(ops), std::move(e.inputs), std::move(e.outputs), std::move(e.program)};
 }
@@ -199,9 +209,11 @@ Result<Applied> apply(const KernelGraph& g, const std::vector<AltNode>& nodes,
       for (TensorId t : op.inputs) ins.push_back(cid[static_cast<size_t>(t)]);
       for (TensorId t : op.outputs) {
         const auto at = std::find(c.outputs.begin(), c.outputs.end(), t);
+        // Internal tensors get automatic names ("t<k>"), which a state tensor's name met later
+        // takes over (NameScope renames the automatic one): no clash however states are named.
         names.push_back(at != c.outputs.end()
                             ? g.tensor(r.outputs[static_cast<size_t>(at - c.outputs.begin())]).name
-                            : fresh_name(kb, "n" + std::to_string(d), c.tensor(t).name));
+                            : std::string());
       }
       MG_ASSIGN_OR_RETURN(std::vector<TensorId> made, kb.copy(op, ins, names));
       for (size_t k = 0; k < made.size(); ++k) cid[static_cast<size_t>(op.outputs[k])] = made[k];

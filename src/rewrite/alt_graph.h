@@ -32,7 +32,8 @@ struct Region {
   ir::KernelGraph program;
 };
 
-// Errors: an empty set, an index out of range or repeated.
+// Errors: an empty set, an index out of range or repeated, a region nothing outside reads (dead
+// ops: apply prunes them).
 Result<Region> make_region(const ir::KernelGraph& g, std::vector<int> ops);
 
 // Whether `ops` can become one unit: no path from one of them through an op outside the set

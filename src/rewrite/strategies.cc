@@ -38,6 +38,19 @@ Result<double> time_of(Env& env, const KernelGraph& g) {
   return t[0];
 }
 
+// The decision that `a` (apply's result on `nodes`) records.
+Decision decision(const std::vector<AltNode>& nodes, Applied& a, uint64_t h, double t) {
+  Decision d{a.actions, std::move(a.rejected), {}, {}, h, t};
+  for (size_t k = 0; k < nodes.size(); ++k) {
+    if (a.actions[k] == 0) continue;
+    const Option& o = nodes[k].options[static_cast<size_t>(a.actions[k] - 1)];
+    d.taken.push_back("node " + std::to_string(k) + " (" + nodes[k].pass + ", " +
+                      ops_text(nodes[k].region.ops) + "): " + o.label);
+    d.verdicts.push_back(o.verdict);
+  }
+  return d;
+}
+
 // The state `actions` lead to from `from`, as a State (nothing when they change nothing).
 Result<std::optional<State>> step(Env& env, const State& from, const std::vector<AltNode>& nodes,
                                   const std::vector<int>& actions) {
@@ -45,8 +58,8 @@ Result<std::optional<State>> step(Env& env, const State& from, const std::vector
   const uint64_t h = ir::canonical_hash(a.graph);
   if (h == ir::canonical_hash(from.g)) return std::optional<State>{};
   MG_ASSIGN_OR_RETURN(double t, time_of(env, a.graph));
-  State s{std::move(a.graph), t, from.path};
-  s.path.push_back({std::move(a.actions), std::move(a.rejected), h, t});
+  State s{a.graph, t, from.path};
+  s.path.push_back(decision(nodes, a, h, t));
   return std::optional<State>(std::move(s));
 }
 
@@ -107,8 +120,8 @@ Status beam(Env& env, const State& start, const StrategyOptions& o, Best& best) 
           const uint64_t h = ir::canonical_hash(a.graph);
           if (a.actions[d] != k || seen.count(h)) continue;
           seen[h] = true;
-          State c{std::move(a.graph), 0, s.path};
-          c.path.push_back({std::move(a.actions), std::move(a.rejected), h, 0});
+          State c{a.graph, 0, s.path};
+          c.path.push_back(decision(*nodes, a, h, 0));
           children.push_back(std::move(c));
           parent_t.push_back(s.t);
         }
@@ -136,10 +149,11 @@ class Mcts {
   Mcts(Env& env, const StrategyOptions& o) : env_(env), o_(o), rng_(o.seed) {}
 
   Status run(const State& start, Best& best) {
+    best_ = &best;
     State root = start;
     int sims = o_.simulations;
     for (int k = 0; k < o_.max_steps; ++k) {
-      MG_ASSIGN_OR_RETURN(int r, node_of(root.g, root.t));
+      MG_ASSIGN_OR_RETURN(int r, node_of(root.g, root.t, root.path));
       if (tree_[static_cast<size_t>(r)].nodes->empty()) break;
       for (int s = 0; s < sims && env_.stats().evaluations < o_.max_evaluations; ++s)
         MG_RETURN_IF_ERROR(simulate(r));
@@ -164,16 +178,17 @@ class Mcts {
   struct Node {
     KernelGraph g;
     double t = 0;
+    std::vector<Decision> path;  // from G0, as first reached
     const std::vector<AltNode>* nodes = nullptr;
     std::vector<std::vector<int>> N;
     std::vector<std::vector<double>> Q;
   };
 
-  Result<int> node_of(const KernelGraph& g, double t) {
+  Result<int> node_of(const KernelGraph& g, double t, const std::vector<Decision>& path) {
     const uint64_t h = ir::canonical_hash(g);
     if (auto it = index_.find(h); it != index_.end()) return it->second;
     MG_ASSIGN_OR_RETURN(const std::vector<AltNode>* nodes, env_.alternatives(g));
-    Node n{g, t, nodes, {}, {}};
+    Node n{g, t, path, nodes, {}, {}};
     for (const AltNode& a : *nodes) {
       n.N.emplace_back(static_cast<size_t>(a.actions()), 0);
       n.Q.emplace_back(static_cast<size_t>(a.actions()), 0.0);
@@ -237,7 +252,7 @@ class Mcts {
       if (n.nodes->empty()) break;
       const std::vector<int> actions = select(n);
       MG_ASSIGN_OR_RETURN(Applied a, apply(n.g, *n.nodes, actions));
-      path.emplace_back(cur, a.actions);
+      path.emplace_back(cur, actions);  // the selected actions, rejected ones included
       const uint64_t h = ir::canonical_hash(a.graph);
       if (h == ir::canonical_hash(n.g)) break;  // nothing changed: a leaf
       if (auto it = index_.find(h); it != index_.end()) {
@@ -245,7 +260,10 @@ class Mcts {
         continue;
       }
       MG_ASSIGN_OR_RETURN(double t, time_of(env_, a.graph));  // expansion
-      MG_ASSIGN_OR_RETURN(leaf, node_of(a.graph, t));
+      std::vector<Decision> to = tree_[static_cast<size_t>(cur)].path;
+      to.push_back(decision(*tree_[static_cast<size_t>(cur)].nodes, a, h, t));
+      MG_ASSIGN_OR_RETURN(leaf, node_of(a.graph, t, to));
+      best_->offer(State{tree_[static_cast<size_t>(leaf)].g, t, to});
       MG_ASSIGN_OR_RETURN(value, rollout_value(tree_[static_cast<size_t>(leaf)].g, t));
       break;
     }
@@ -269,6 +287,7 @@ class Mcts {
   Env& env_;
   const StrategyOptions& o_;
   Rng rng_;
+  Best* best_ = nullptr;
   std::vector<Node> tree_;
   std::map<uint64_t, int> index_;
   double qmin_ = std::numeric_limits<double>::infinity();

@@ -8,17 +8,20 @@
 //                after the region as written); repeated until the episode ends
 //   greedy       per decision, node by node in order, the action the cheap oracle (the cost
 //                model) prices lowest given the actions chosen before it
-//   beam         HloEnv's beam search (appendix C.2), breadth-first with width k: a state's
-//                children are its single-node actions; a child is kept only under the runtime
-//                upper bound T(child) < alpha T(parent) (eq. 1), deduplicated by dag hash;
-//                the k fastest of a level are expanded next
+//   beam         after HloEnv's beam search (appendix C.2, which is depth-first over every
+//                joint action): breadth-first with width k, a state's children its single-node
+//                actions (the joint space grows as the product of the nodes' options); a child
+//                is kept only under the runtime upper bound T(child) < alpha T(parent) (eq. 1),
+//                deduplicated by dag hash; the k fastest of a level are expanded next
 //   mcts         factorized MCTS (appendix C.3): marginal statistics N_d, Q_d per alternative
 //                node and action, selection by eq. 4 with a uniform prior (c1 = 1.25,
 //                c2 = 19652), expansion evaluates T, the value of a new state from uniform
 //                rollouts, backup of the (undiscounted) return T(G^k) - T(end) into every
-//                node's marginal (eq. 5-6), Q normalized to [0, 1] by the tree's min and max;
-//                after each search the most visited action per node is taken, and the next
-//                search has half the simulations (at least min_simulations)
+//                node's marginal for the action it selected (eq. 5-6; an action apply
+//                rejected is still the one selected), Q normalized to [0, 1] by the tree's min
+//                and max; after each search the most visited action per node is taken, and the
+//                next search has half the simulations (at least min_simulations). Every state
+//                the tree expands is a candidate for the best, with its path from G0
 //
 // T is the environment's oracle (`times`), memoized by dag hash. Two times within `band` of each
 // other (HloEnv's 0.94-1.06 for measured runtimes; 0 for the cost model) count as equal: a
@@ -48,6 +51,8 @@ struct StrategyOptions {
 struct Decision {
   std::vector<int> actions;           // one per alternative node of the state it was made on
   std::vector<std::string> rejected;  // apply's lines for actions it could not take
+  std::vector<std::string> taken;     // per action taken: "node 2 (fusion, ops 3-8): cand1"
+  std::vector<std::string> verdicts;  // ... and its option's verdict, in the same order
   uint64_t hash = 0;                  // dag hash of the state it led to
   double seconds = 0;                 // T of that state
 };

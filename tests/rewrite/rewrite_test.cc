@@ -132,6 +132,68 @@ output Dd
   EXPECT_EQ(apply(g, nodes, {0, 1}).value().actions, (std::vector<int>{0, 1}));
 }
 
+TEST(AltGraph, ChainedRegionsAndAnOutputThatIsAlsoAProgramOutput) {
+  // R1 = {A, B} (A is a program output and also feeds R1's B), R2 = {C, D} reads B: both taken,
+  // the result is proven equal and keeps every program output's name.
+  const ir::KernelGraph g = parse_ok(R"(
+input X : f32[4, 8]
+input Y : f32[4, 8]
+A = exp(X)
+B = mul(A, Y)
+C = add(B, X)
+D = mul(C, C)
+output A
+output D
+)");
+  std::vector<AltNode> nodes{node(g, {0, 1}, {}), node(g, {2, 3}, {})};
+  ASSERT_EQ(nodes[0].region.outputs.size(), 2u);  // A (a program output) and B (read by R2)
+  // Replacements with internal tensors named like state tensors and like each other.
+  nodes[0].options.push_back({"r1", parse_ok(R"(
+input X : f32[4, 8]
+input Y : f32[4, 8]
+D = exp(X)
+C = mul(Y, D)
+output D
+output C
+)"), "", 0});
+  nodes[1].options.push_back({"r2", parse_ok(R"(
+input B : f32[4, 8]
+input X : f32[4, 8]
+t1 = add(X, B)
+A = mul(t1, t1)
+output A
+)"), "", 0});
+  const Applied a = apply(g, nodes, {1, 1}).value();
+  EXPECT_EQ(a.actions, (std::vector<int>{1, 1}));
+  EXPECT_EQ(a.graph.tensor(a.graph.outputs[0]).name, "A");
+  EXPECT_EQ(a.graph.tensor(a.graph.outputs[1]).name, "D");
+  EXPECT_EQ(certify_kind(g, a.graph), verify::VerdictKind::kVerified);
+  // Applied again on the new state (its own nodes), names stay consistent.
+  std::vector<AltNode> again{node(a.graph, {0, 1}, {})};
+  again[0].options.push_back({"same", again[0].region.program, "", 0});
+  EXPECT_EQ(certify_kind(g, apply(a.graph, again, {1}).value().graph), verify::VerdictKind::kVerified);
+  // An option giving one tensor for two outputs is refused (it would merge program tensors).
+  auto twice = ir::parse_graph("input X : f32[4, 8]\ninput Y : f32[4, 8]\nB = mul(X, Y)\noutput B\noutput B\n");
+  if (twice.ok()) {
+    std::vector<AltNode> bad{node(g, {0, 1}, {})};
+    bad[0].options.push_back({"alias", *twice, "", 0});
+    EXPECT_FALSE(apply(g, bad, {1}).ok());
+  }
+}
+
+TEST(AltGraph, ARegionNothingReadsIsNoRegion) {
+  const ir::KernelGraph g = parse_ok(R"(
+input X : f32[4, 8]
+A = exp(X)
+B = mul(A, A)
+C = add(X, X)
+output C
+)");
+  auto r = make_region(g, {0, 1});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("ops 0-1 has no output"), std::string::npos) << r.status().message();
+}
+
 TEST(AltGraph, DeadOpsArePruned) {
   const ir::KernelGraph g = parse_ok(R"(
 input X : f32[4, 8]
