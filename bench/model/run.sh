@@ -51,7 +51,7 @@ us = lambda s: "%.1f" % (s * 1e6)
 print("| model | ops | nodes | program us | " + " | ".join(
     "%s us (x, confirmed) | %s s" % (s, s) for s in ("pick-first", "greedy", "beam", "mcts")) +
     " | XLA CPU us | best vs XLA | region search s |")
-print("|" + "---|" * 16)
+print("|" + "---|" * 15)
 for n in sys.argv[2:]:
     r = json.loads((out / n / "report.json").read_text())
     res = {x["strategy"]: x for x in r["results"]}

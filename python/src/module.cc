@@ -572,6 +572,8 @@ PYBIND11_MODULE(_mugraph, m) {
                py::dict y;
                y["actions"] = k.actions;
                y["rejected"] = k.rejected;
+               y["taken"] = k.taken;
+               y["verdicts"] = k.verdicts;
                y["hash"] = k.hash;
                y["seconds"] = k.seconds;
                decisions.append(y);
