@@ -16,6 +16,7 @@ namespace mugraph::tools {
 namespace {
 
 Result<ir::KernelGraph> load_model(const std::string& path) {
+  if (!std::filesystem::exists(path)) return error("cannot read ", path, ": no such file");
   if (std::filesystem::path(path).extension() != ".hlo") return driver::load_graph_file(path);
   std::ifstream f(path);
   if (!f) return error("cannot read ", path);
@@ -41,9 +42,9 @@ CLI::App* add_model_command(CLI::App& app, ModelCli& m) {
   c->add_option("--oracle", m.oracle, "runtime (default: min of --runs timed runs on the CPU) or model (the cost model)")
       ->check(CLI::IsMember({"runtime", "model"}));
   c->add_option("--region-budget", m.region_budget_s, "seconds the superoptimizer may search one region (default 20)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(0.1, 86400.0));
   c->add_option("--search-budget", m.search_budget_s, "seconds all region searches may take together (default 600); regions met later get no option")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(0.1, 864000.0));
   c->add_option("--options", m.options_per_region, "VERIFIED uGraphs kept per region (default 2)")->check(CLI::Range(1, 16));
   c->add_option("--max-region-ops", m.max_region_ops, "larger Lax parts are cut into overlapping windows of this many ops (default 12)")
       ->check(CLI::Range(2, 1000));
@@ -52,7 +53,7 @@ CLI::App* add_model_command(CLI::App& app, ModelCli& m) {
   c->add_option("--max-evaluations", m.max_evaluations, "beam, mcts: distinct states timed at most (default 64)")->check(CLI::Range(1, 100000));
   c->add_option("--simulations", m.simulations, "mcts: simulations of the first search (default 24)")->check(CLI::Range(1, 100000));
   c->add_option("--seed", m.seed, "random seed (mcts, inputs; default 0)");
-  c->add_option("--out", m.out_dir, "write report.txt, program.mu, best.mu and <strategy>.mu here");
+  c->add_option("--out", m.out_dir, "write report.txt, report.json, program.mu, best.mu and <strategy>.mu here");
   c->add_flag("--quiet", m.quiet, "no progress lines on stderr");
   c->add_flag("--accept-unproved", m.accept_unproved, "let the fusion pass propose uGraphs certify PASSED or UNPROVED (no bound)");
   return c;
@@ -97,7 +98,14 @@ int cmd_model(const ModelCli& m) {
       files.push_back({x.result.strategy + ".mu",
                        driver::text_with_verdict(x.result.best, std::string(verify::verdict_name(x.whole.kind)) + ": " + x.whole.summary)});
     const ir::KernelGraph& chosen = r->best >= 0 ? r->results[static_cast<size_t>(r->best)].result.best : *program;
-    files.push_back({"best.mu", ir::print_graph(chosen)});
+    std::string verdict = "the program itself (nothing to prove)";
+    if (r->best >= 0) {
+      const driver::ModelResult& x = r->results[static_cast<size_t>(r->best)];
+      verdict = std::string(verify::verdict_name(x.whole.kind)) + ": " + x.whole.summary;
+      if (x.regions_replaced > 0 && x.regions_verified == x.regions_replaced)
+        verdict += "; proof: " + std::to_string(x.regions_replaced) + " replaced region(s), each VERIFIED";
+    }
+    files.push_back({"best.mu", driver::text_with_verdict(chosen, verdict)});
     if (Status s = driver::write_files(files, m.out_dir); !s.ok()) return fail(s);
     std::cout << "written to " << m.out_dir << "\n";
   }

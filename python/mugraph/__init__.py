@@ -136,7 +136,14 @@ class Env:
         return self._env.get_alternatives()
 
     def apply(self, actions):
-        return self._env.apply([int(a) for a in actions])
+        """One action per alternative node (0 keeps, k takes option k); the result becomes the
+        state. Returns {"actions": taken (a rejected one reads 0), "rejected": why, "pruned_ops"}."""
+        import numbers
+        acts = list(actions)
+        for i, a in enumerate(acts):
+            if isinstance(a, bool) or not isinstance(a, numbers.Integral):
+                raise TypeError("Env.apply(): action %d is %r, expected an int" % (i, a))
+        return self._env.apply([int(a) for a in acts])
 
     def evaluate(self):
         return self._env.evaluate()
@@ -149,6 +156,9 @@ class Env:
         self._env.reset()
 
     def run_strategy(self, name):
-        """pick-first, greedy, beam or mcts from the program: a dict with "best" (a KernelGraph),
-        "best_seconds", "start_seconds", "decisions", "evaluations", "seconds"."""
+        """pick-first, greedy, beam or mcts from the program (the env's own state is left as it
+        is): a dict with "best" (a KernelGraph), "best_seconds" and "start_seconds" (the
+        oracle's T), "decisions" (actions, taken options and their verdicts, rejected ones,
+        hash, T), "evaluations" and "seconds" (wall time, region searches included). No
+        whole-model check here: mg.verify(program, r["best"]) is one; `mugraph model` runs it."""
         return self._env.run_strategy(str(name))

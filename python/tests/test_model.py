@@ -39,6 +39,8 @@ def test_env_alternatives_apply_evaluate_hash(attention):
     assert env.evaluate() < t0  # the cost model prefers the fused kernel
     with pytest.raises(mg.Error, match="actions for"):
         env.apply([1, 1, 1])
+    with pytest.raises(TypeError, match="action 0 is '1', expected an int"):
+        env.apply(["1"])
     env.reset()
     assert env.dag_hash() == h0
 

@@ -24,7 +24,7 @@ double since(Clock::time_point t0) {
 
 std::string us(double s) {
   std::ostringstream os;
-  os << std::fixed << std::setprecision(s < 1e-3 ? 1 : 0) << s * 1e6 << " us";
+  os << std::fixed << std::setprecision(s < 1e-5 ? 2 : s < 1e-3 ? 1 : 0) << s * 1e6 << " us";
   return os.str();
 }
 
@@ -90,7 +90,14 @@ class Proposer {
     }
     if (r->parts.size() != 1 || r->parts[0].candidates.empty()) {
       outcome = r->parts.size() != 1 ? "not one Lax part" : "no candidate";
-      if (r->parts.size() == 1 && !r->parts[0].why_none.empty()) outcome += " (" + r->parts[0].why_none + ")";
+      if (r->parts.size() == 1 && !r->parts[0].why_none.empty()) {
+        // The search's advice names its own flags; here the region budget is the knob.
+        std::string why = r->parts[0].why_none;
+        for (const char* cut : {"; give it more time", "; search larger spaces"})
+          if (const size_t at = why.find(cut); at != std::string::npos) why.erase(at);
+        outcome += " (" + why + ")";
+        if (r->stop_reason == search::StopReason::kTimeLimit) outcome += "; --region-budget gives each region more time";
+      }
       return {};
     }
     const double as_written = opt::estimate(region, so.target).total_s;
@@ -259,6 +266,7 @@ Status confirm(const ir::KernelGraph& program, const ModelOptions& o, int thread
     m.ratio_lo = entry[k] == 0 ? 1 : q.lo;
     m.ratio_hi = entry[k] == 0 ? 1 : q.hi;
     m.beats = entry[k] != 0 && beats(v, rr.stats[0], band);
+    m.slower = entry[k] != 0 && beats(rr.stats[0], v, band);
   }
   return {};
 }
@@ -289,8 +297,8 @@ Result<std::unique_ptr<ModelSession>> ModelSession::make(const ir::KernelGraph& 
   if (o.oracle != "runtime" && o.oracle != "model")
     return error("unknown oracle '", o.oracle, "' (runtime or model)");
   if (o.oracle == "runtime" && o.search.target.kind != target::Kind::kCpu)
-    return error("the runtime oracle measures on the CPU: give --target cpu, or --oracle model for ",
-                 o.search.target.name);
+    return error("the runtime oracle measures on the CPU: give target cpu, or the model oracle for ",
+                 o.search.target.name, " (--oracle model)");
   if (o.region_budget_s <= 0 || o.search_budget_s <= 0) return error("the region and search budgets must be > 0 s");
   if (o.options_per_region < 1) return error("options per region must be >= 1");
   if (o.runs < 1 || o.warmups < 0) return error("runs must be >= 1 and warm-ups >= 0");
@@ -308,7 +316,10 @@ Result<std::unique_ptr<ModelSession>> ModelSession::make(const ir::KernelGraph& 
                         rewrite::fusion_alternatives(g, pp->o.fusion, std::ref(*pp->propose)));
     if (pp->o.simplify) {
       MG_ASSIGN_OR_RETURN(std::vector<rewrite::AltNode> more, rewrite::simplify_alternatives(g, &pp->proofs));
-      for (rewrite::AltNode& n : more) nodes.push_back(std::move(n));
+      for (rewrite::AltNode& n : more) {
+        for (rewrite::Option& x : n.options) x.model_s = opt::estimate(x.graph, pp->o.search.target).total_s;
+        nodes.push_back(std::move(n));
+      }
     }
     return nodes;
   };
@@ -343,11 +354,14 @@ Result<ModelReport> run_model(const ir::KernelGraph& program, const ModelOptions
   MG_ASSIGN_OR_RETURN(std::unique_ptr<ModelSession> session, ModelSession::make(program, o));
   ModelReport r;
   r.oracle = session->oracle_text();
+  r.program_model_s = opt::estimate(program, o.search.target).total_s;
   const rewrite::StrategyOptions& so = session->strategy_options();
   const int threads = session->threads();
   rewrite::Env first = session->env();
   MG_ASSIGN_OR_RETURN(const std::vector<rewrite::AltNode>* nodes, first.get_alternatives());
   r.first = *nodes;
+  for (const rewrite::AltNode& n : r.first)
+    r.first_region_model_s.push_back(opt::estimate(n.region.program, o.search.target).total_s);
   for (const std::string& name : o.strategies) {
     rewrite::Env env = session->env();
     MG_ASSIGN_OR_RETURN(rewrite::StrategyResult sr, rewrite::run_strategy(name, env, so));
@@ -378,11 +392,13 @@ Result<ModelReport> run_model(const ir::KernelGraph& program, const ModelOptions
 std::string format_model_report(const ModelReport& r, const ir::KernelGraph& program) {
   std::ostringstream os;
   os << "== mugraph model: " << program.ops.size() << " ops, oracle " << r.oracle << "\n";
-  os << "alternatives of the program: " << r.first.size() << " node(s)\n";
+  os << "alternatives of the program: " << r.first.size() << " node(s) (model: the cost model's time of\n"
+     << " the region as written and of each option; the whole program: " << us(r.program_model_s) << ")\n";
   for (size_t d = 0; d < r.first.size(); ++d) {
     const rewrite::AltNode& n = r.first[d];
     os << "  node " << d << " (" << n.pass << ", " << rewrite::ops_text(n.region.ops) << ", "
        << n.region.inputs.size() << " in, " << n.region.outputs.size() << " out): keep";
+    if (d < r.first_region_model_s.size()) os << " (model " << us(r.first_region_model_s[d]) << ")";
     for (const rewrite::Option& opt : n.options)
     {
       os << " | " << opt.label << " (" << opt.graph.ops.size() << " kernel op(s)";
@@ -411,7 +427,7 @@ std::string format_model_report(const ModelReport& r, const ir::KernelGraph& pro
     if (m.confirmed) {
       std::ostringstream c;
       c << std::setprecision(2) << std::fixed << m.speedup << "x (" << 1 / m.ratio_hi << "-"
-        << 1 / m.ratio_lo << ")" << (m.beats ? "" : " =");
+        << 1 / m.ratio_lo << ")" << (m.beats ? "" : m.slower ? " slower" : " =");
       os << std::left << std::setw(30) << c.str() << std::right;
     }
     os << verify::verdict_name(m.whole.kind)
@@ -445,7 +461,8 @@ std::string format_model_report(const ModelReport& r, const ir::KernelGraph& pro
   if (confirmed)
     os << "\n(T: the oracle's, each state timed when first met; confirmed: the program and the best\n"
           " states timed again side by side in interleaved rounds, 1 / median of the per-round\n"
-          " ratios, '=' when not faster beyond the noise)\n";
+          " ratios, '=' when not faster beyond the noise, 'slower' when slower beyond it; seconds:\n"
+          " the strategy's wall time, the region searches its states needed included)\n";
   if (r.best >= 0) {
     const ModelResult& m = r.results[static_cast<size_t>(r.best)];
     os << "\nchosen: " << m.result.strategy << ", " << std::setprecision(2)
@@ -488,8 +505,11 @@ std::string model_report_json(const ModelReport& r, const ir::KernelGraph& progr
                             {"whole_summary", m.whole.summary}, {"whole_lax", m.whole.lax},
                             {"proven", m.proven}, {"confirmed", m.confirmed},
                             {"confirmed_speedup", m.speedup}, {"ratio_lo", m.ratio_lo},
-                            {"ratio_hi", m.ratio_hi}, {"beats_program", m.beats}});
+                            {"ratio_hi", m.ratio_hi}, {"beats_program", m.beats},
+                            {"slower_than_program", m.slower}});
   }
+  j["program_model_seconds"] = r.program_model_s;
+  j["chosen_by"] = r.results.empty() || !r.results[0].confirmed ? "cost model (band 0)" : "confirmed timing (6% band)";
   j["chosen"] = r.best >= 0 ? json(r.results[static_cast<size_t>(r.best)].result.strategy) : json(nullptr);
   return j.dump(1) + "\n";
 }

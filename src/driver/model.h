@@ -83,12 +83,15 @@ struct ModelResult {
   bool confirmed = false;       // whether that timing ran
   double speedup = 1;           // 1 / median of the per-round ratios best / program
   double ratio_lo = 1, ratio_hi = 1;  // 95% interval of that median ratio
+  bool slower = false;          // slower than the program beyond the noise
   bool beats = false;           // faster than the program beyond the noise: the 95% interval of
                                 // the median ratio below 1 - band (6%)
 };
 
 struct ModelReport {
   int regions_unsearched = 0;               // regions met after search_budget_s was spent
+  double program_model_s = 0;               // the cost model's time of the program
+  std::vector<double> first_region_model_s;  // ... and of each first node's region as written
   std::string oracle;                       // "runtime (cpu, min of 10 runs)" or "model (h100)"
   std::vector<rewrite::AltNode> first;      // the program's alternative nodes
   std::vector<RegionNote> regions;          // every region searched, in search order
