@@ -16,8 +16,10 @@
 # allocations at exit read as leaks; the distributed search's protocol runs here in-process, in
 # Distributed.*), layer_check (a Python script), pytest (the Python package is not built here: an
 # ASan-instrumented extension cannot load into an uninstrumented Python), cli_progress (it
-# needs the search to run a second past building its oracle, which ASan slows by 3x), and the
-# benchmarks.
+# needs the search to run a second past building its oracle, which ASan slows by 3x),
+# cli_model_attention (it needs the time-limited region search to find the fused attention,
+# which under ASan's 3x it did not within its budget; rewrite_test covers the environment
+# here, and cli_model_attention_runtime runs `mugraph model` end to end), and the benchmarks.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 asan="${BUILD_DIR:-$root/build}-asan"
@@ -33,7 +35,7 @@ export ASAN_OPTIONS="detect_leaks=1:exitcode=86:${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=86:${UBSAN_OPTIONS:-}"
 # gpu_test is not built here: its placeholder test (gpu_test_NOT_BUILT) is excluded by name.
 ctest --test-dir "$asan" --output-on-failure -j "$(nproc)" -LE 'slow|gpu|mpi' \
-  -E '_NOT_BUILT$|^layer_check$|^pytest|^cli_progress$' "$@"
+  -E '_NOT_BUILT$|^layer_check$|^pytest|^cli_progress$|^cli_model_attention$' "$@"
 # 100,000 mutants per parser (~30 s under ASan; bench/results/parse_fuzz.md has the 1,000,000
 # run). A crash or a round-trip failure fails CI.
 "$asan/bench/parse_fuzz" --inputs 100000 --show 5 --save "$asan/parse_fuzz"

@@ -22,7 +22,7 @@ def test_import_hlo_and_its_errors(attention, data):
 
 
 def test_env_alternatives_apply_evaluate_hash(attention):
-    env = mg.Env(attention, oracle="model", region_budget=6, simplify=False)
+    env = mg.Env(attention, oracle="model", region_budget=12, simplify=False)
     h0 = env.dag_hash()
     t0 = env.evaluate()
     nodes = env.get_alternatives()
@@ -46,7 +46,7 @@ def test_env_alternatives_apply_evaluate_hash(attention):
 
 
 def test_env_strategies(attention):
-    env = mg.Env(attention, oracle="model", region_budget=6, simplify=False)
+    env = mg.Env(attention, oracle="model", region_budget=12, simplify=False)
     results = {s: env.run_strategy(s) for s in ("pick-first", "greedy", "beam", "mcts")}
     for name, r in results.items():
         assert r["best_seconds"] < r["start_seconds"], name

@@ -73,7 +73,7 @@ class Importer {
     for (Value& o : outs) {
       if (o.kind == Value::kConst) return fail(at, "an output is a constant (mugraph programs output tensors)");
       if (o.kind == Value::kRowMax)
-        return fail(at, "an output is a max reduction (mugraph has no max: only softmax's is imported, dropped)");
+        return fail(at, "an output is a max reduction (mugraph has no max op: a max reduction is imported only as softmax's shift, which is dropped)");
       if (o.kind != Value::kTensor || o.shifted)
         return fail(at, "an output is part of a softmax's max subtraction");
       MG_ASSIGN_OR_RETURN(Value t, materialize(o, at));
