@@ -55,12 +55,12 @@ double cpu_run_share(const ir::TensorType& dev, const ir::Shape& tile) {
 // The share of the f32 peak a block matmul C[m, n] (+)= A[m, k] B[k, n] reaches on a CPU: the
 // device library's micro-kernel (runtime/cpu/mugraph_cpu.h) computes blocks of C of the
 // target's cpu_matmul_rows x cpu_matmul_cols (8 x 32 with AVX-512; 8 x 32 when unset), so m and
-// n round up to them, and per kKC = 256 step of k it loads and stores its block of C, about 8
-// FMA rows' worth: 1 / (1 + 8 / min(k, 256)).
+// n round up to them, and per step of k (all of k up to 256, else 128) it loads and stores its
+// block of C, about 8 FMA rows' worth: 1 / (1 + 8 / step).
 double cpu_matmul_share(int64_t m, int64_t n, int64_t k, const target::Target& t) {
   const int64_t kMR = t.cpu_matmul_rows > 0 ? t.cpu_matmul_rows : 8;
   const int64_t kNR = t.cpu_matmul_cols > 0 ? t.cpu_matmul_cols : 32;
-  constexpr int64_t kKC = 256;
+  const int64_t kKC = k <= 256 ? 256 : 128;
   const double rows = static_cast<double>(m) / static_cast<double>((m + kMR - 1) / kMR * kMR);
   const double cols = static_cast<double>(n) / static_cast<double>((n + kNR - 1) / kNR * kNR);
   return rows * cols / (1.0 + 8.0 / static_cast<double>(std::min(k, kKC)));

@@ -5,6 +5,7 @@
 // host's ISA as the JIT does (-march=native), for AVX2+FMA, and for no vector ISA, so each
 // micro-kernel the JIT may pick is tested.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstdint>
@@ -154,6 +155,25 @@ TEST(CpuMatmul, MixedTypesMatchNaiveLoops) {
     check<float, float, mg::f16>(c, 0, rng);
     check<mg::f16, mg::f16, mg::bf16>(c, 2, rng);
   }
+}
+
+// matmul_parallel with fewer tiles than threads cuts the columns narrower; with 3 and 5
+// threads (whatever the host has) every split, uneven ones and tiles past the last column
+// included, must still give the whole product. k = 700 sums in several blocks, each
+// prefetching the next.
+TEST(CpuMatmul, ParallelSplitOfFewTilesMatchesNaiveLoops) {
+  SKIP_IF_HOST_LACKS_ISA();
+  std::mt19937 rng(5);
+  const int saved = omp_get_max_threads();
+  for (int threads : {3, 5}) {
+    omp_set_num_threads(threads);
+    for (const Case& c : std::vector<Case>{{16, 100, 700}, {3, 64, 300}, {70, 40, 129},
+                                           {8, 31, 20}, {130, 257, 5}, {16, 96, 33, false, true}}) {
+      check<mg::f16, mg::f16>(c, 1, rng);
+      check<float, float>(c, 1, rng);
+    }
+  }
+  omp_set_num_threads(saved);
 }
 
 TEST(CpuMatmul, Bf16InF32OutMatchesNaiveLoops) {

@@ -88,14 +88,15 @@ ir::KernelGraph one_matmul(int m, int k, int n) {
 }
 
 TEST(CostModel, CpuBlockMatmulRoundsToTheMicroKernel) {
-  // 8 x 32 micro-kernel blocks of C; per 256-step of k, C's block is loaded and stored:
-  // share = (m / m rounded to 8) (n / n rounded to 32) / (1 + 8 / min(k, 256)).
+  // 8 x 32 micro-kernel blocks of C; per step of k (all of k up to 256, else 128), C's block
+  // is loaded and stored: share = (m / m rounded to 8) (n / n rounded to 32) / (1 + 8 / step).
   const target::Target t = round_cpu();
   auto compute = [&](int m, int k, int n) { return opt::estimate(one_matmul(m, k, n), t).kernels[0].compute_s; };
   EXPECT_NEAR(compute(64, 256, 64), 2.0 * 64 * 64 * 256 / 1e9 * (1 + 8.0 / 256), 1e-12);
   EXPECT_NEAR(compute(64, 256, 16), 2.0 * 64 * 16 * 256 / 1e9 * 2 * (1 + 8.0 / 256), 1e-12);
   EXPECT_NEAR(compute(4, 16, 64), 2.0 * 4 * 64 * 16 / 1e9 * 2 * (1 + 8.0 / 16), 1e-12);
-  EXPECT_NEAR(compute(64, 1024, 64), 2.0 * 64 * 64 * 1024 / 1e9 * (1 + 8.0 / 256), 1e-12);
+  EXPECT_NEAR(compute(64, 1024, 64), 2.0 * 64 * 64 * 1024 / 1e9 * (1 + 8.0 / 128), 1e-12);
+  EXPECT_NEAR(compute(64, 257, 64), 2.0 * 64 * 64 * 257 / 1e9 * (1 + 8.0 / 128), 1e-12);
   // A GPU target prices the same (f32) matmul at its plain f32 peak, bytes at full bandwidth.
   const target::Target& h = target::h100();
   const opt::KernelCost g = opt::estimate(one_matmul(64, 256, 16), h).kernels[0];
