@@ -204,16 +204,29 @@ inline void vstore(float* p, vec v) {
 inline constexpr int64_t kNR = 2 * kLanes, kKC = 256, kMC = 64, kNC = 256;
 inline constexpr int64_t k_step(int64_t k) { return k <= kKC ? kKC : kKC / 2; }
 
-// The rows of B's next kKC block that a tile packs after this one, prefetched one cache line
-// at a time while the micro-kernel computes this block (a line every second step of k): the
-// packing then reads from cache instead of stalling on memory. With few rows of A (a batch of
-// 16 against a 4096 x 4096 f16 weight) the packing's loads were a third of the matmul's time;
-// this stream took 16 x 4096 x 4096 from 2.1 to 1.85 ms (bench/results/cpu.md).
+// The rows of B's next block of k that a tile reads after this one, prefetched one cache line
+// at a time while the micro-kernel computes this block, spread evenly over the block's
+// micro-kernel steps (spread): the next block's reads then hit the cache instead of stalling on
+// memory. Measured on 16 x 4096 x 4096 f16 (B 32 MiB, past the L3): packing B with this stream
+// 2.1 -> 1.85 ms; reading B in place with it 1.45-1.6 ms, without it 2.2-3.1 ms.
 struct NextBlock {
   const char* base = nullptr;  // the block's first row, at this tile's first column
   int64_t row_bytes = 0, lines = 0, rows = 0;  // stride of B's rows; lines per row; rows
   int64_t r = 0, l = 0;                        // the next line to fetch
-  void step() {
+  int64_t every = 1, per = 1, n = 0;           // `per` lines every `every` steps of k
+  // The block's micro-kernels take `steps` steps of k in all.
+  void spread(int64_t steps) {
+    const int64_t need = lines * rows;
+    if (need <= 0 || steps <= 0) return;
+    every = need >= steps ? 1 : steps / need;
+    per = need > steps ? (need + steps - 1) / steps : 1;
+  }
+  void tick() {
+    if (++n < every) return;
+    n = 0;
+    for (int64_t p = 0; p < per; ++p) fetch();
+  }
+  void fetch() {
     if (r >= rows) return;
     // an address computed as an integer: a prefetch never faults, but pointer arithmetic past
     // an array would be undefined
@@ -226,9 +239,16 @@ struct NextBlock {
   }
 };
 
+// A tile with at most this many blocks of kMR rows reads B in place, converting each row of a
+// panel in registers, instead of packing it first as f32: with so few rows the packing's
+// stores and re-reads cost more than converting B once per block of rows (16 x 4096 x 256 f16:
+// 85 vs 110 us; 16 x 4096 x 4096: 1.45 vs 2.1 ms; 32 x 4096 x 4096: 2.9 vs 3.1 ms; at 8
+// blocks, 64 x 4096 x 1024, packing is 4% faster).
+inline constexpr int64_t kDirectRowBlocks = 4;
+
 // c[i][0 .. NV*kLanes) (row stride ldc, i < kMR) = (first ? 0 : c) + sum_k ap[k][i] b[k][..].
 // ap is packed A (kMR floats per k); b is a row-major panel with row stride bk.
-// `next`, when given, advances its prefetch stream every second k.
+// `next`, when given, advances its prefetch stream at every step of k.
 template <int NV, class TB>
 inline void micro_kernel(int64_t kc, const float* __restrict ap, const TB* __restrict b, int64_t bk,
                          float* __restrict c, int64_t ldc, bool first, NextBlock* next = nullptr) {
@@ -241,7 +261,7 @@ inline void micro_kernel(int64_t kc, const float* __restrict ap, const TB* __res
     vec bv[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = vload(b + k * bk + v * kLanes);
-    if (next && (k & 1) == 0) next->step();
+    if (next) next->tick();
 #pragma GCC unroll 16
     for (int i = 0; i < kMR; ++i) {
       const vec a = vset1(ap[k * kMR + i]);
@@ -298,17 +318,20 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
         }
       }
     }
-    for (int64_t k = 0; k < kc; ++k) {
+    // B read in place (see kDirectRowBlocks): only a last, partial panel is packed.
+    const bool direct = t.bn == 1 && row_blocks <= kDirectRowBlocks;
+    const int64_t packed_from = direct ? cols / kNR * kNR : 0;
+    for (int64_t k = 0; k < kc && packed_from < cols; ++k) {
       const TB* row = t.b + (k0 + k) * t.bk + j0 * t.bn;
-      if (t.bn == 1) {  // also past this term's last row: a block's next iteration reads on
-        // (an address computed as an integer: a prefetch never faults, pointer arithmetic
-        // past an array would be undefined)
+      if (t.bn == 1 && !direct) {  // also past this term's last row: a block's next iteration
+        // reads on (an address computed as an integer: a prefetch never faults, pointer
+        // arithmetic past an array would be undefined)
         const uintptr_t p = reinterpret_cast<uintptr_t>(row) +
                             static_cast<uintptr_t>(kPrefetchRows * t.bk) * sizeof(TB);
         for (int64_t off = 0; off < cols * static_cast<int64_t>(sizeof(TB)); off += 64)
           __builtin_prefetch(reinterpret_cast<const void*>(p + static_cast<uintptr_t>(off)));
       }
-      int64_t jp = 0;
+      int64_t jp = packed_from;
       if (t.bn == 1)
         for (; jp + kNR <= cols; jp += kNR) {
           float* const d = bp + jp * kc + k * kNR;
@@ -322,19 +345,23 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
         for (int64_t j = n; j < kNR; ++j) d[j] = 0.f;
       }
     }
+    const int64_t panels = (cols + kNR - 1) / kNR;
     NextBlock next;
     if (t.bn == 1 && k0 + kc < t.k) {
       next.base = reinterpret_cast<const char*>(t.b + (k0 + kc) * t.bk + j0);
       next.row_bytes = t.bk * static_cast<int64_t>(sizeof(TB));
       next.lines = (cols * static_cast<int64_t>(sizeof(TB)) + 63) / 64;
       next.rows = t.k - k0 - kc < step ? t.k - k0 - kc : step;
+      next.spread(panels * row_blocks * kc);
     }
     for (int64_t jp = 0; jp < cols; jp += kNR) {
       const bool narrow = cols - jp <= kLanes;  // one vector wide is enough
       for (int64_t r = 0; r < row_blocks; ++r) {
         float* const c = cs + r * kMR * kNC + jp;
         const float* const a = ap + r * kc * kMR;
-        if (narrow)
+        if (jp < packed_from)
+          micro_kernel<2>(kc, a, t.b + k0 * t.bk + j0 + jp, t.bk, c, kNC, first, &next);
+        else if (narrow)
           micro_kernel<1>(kc, a, bp + jp * kc, kNR, c, kNC, first, &next);
         else
           micro_kernel<2>(kc, a, bp + jp * kc, kNR, c, kNC, first, &next);
