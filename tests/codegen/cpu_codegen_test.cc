@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "codegen/cpu/emit_ops.h"
+#include "codegen/cpu/generate_cpu.h"
 #include "driver/cpu_backend.h"
 #include "ir/text.h"
 #include "search/search.h"
@@ -134,6 +135,27 @@ TEST(CpuJit, SecondLoadIsACacheHit) {
   EXPECT_EQ(a.value()->path(), b.value()->path());
   // Wrong arity is refused, not a crash.
   EXPECT_FALSE(b.value()->run(0, {}, {}).ok());
+}
+
+// A graph-defined kernel prefetches the tiles its next for-loop iteration reads: RMSNorm+MatMul's
+// fused kernel, W's 64 x 32 column tile (64 rows of 32 f16, 4096 apart), guarded on the last
+// iteration; a loop-invariant tile (fmap = phi) is never prefetched.
+TEST(CpuCodegen, NextIterationTilesArePrefetched) {
+  const ir::KernelGraph g =
+      driver::load_graph_file(std::string(MUGRAPH_EXAMPLES_DIR) + "/rms_norm_matmul.fused.mu").value();
+  auto m = codegen::cpu::generate_cpu({{"graph", &g}});
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  const std::string& src = m->source;
+  EXPECT_NE(src.find("if (it + 1 < 64) mg::prefetch_tile(d_W + (((it + 1)) * 64) * 4096 + bx * 32, 1, 0, 64, 4096, 32);"),
+            std::string::npos) << src;
+  EXPECT_NE(src.find("if (it + 1 < 64) mg::prefetch_tile(d_X + ((it + 1)) * 64, 1, 0, 16, 4096, 64);"),
+            std::string::npos);
+  const ir::KernelGraph gqa =
+      driver::load_graph_file(std::string(MUGRAPH_EXAMPLES_DIR) + "/gqa.flash_attention.mu").value();
+  auto m2 = codegen::cpu::generate_cpu({{"graph", &gqa}});
+  ASSERT_TRUE(m2.ok()) << m2.status().message();
+  EXPECT_NE(m2->source.find("mg::prefetch_tile(d_K"), std::string::npos) << m2->source;
+  EXPECT_EQ(m2->source.find("mg::prefetch_tile(d_Q"), std::string::npos) << m2->source;
 }
 
 TEST(CpuCodegen, FloatLiteralsRoundTrip) {

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #if defined(__AVX2__) || defined(__AVX512F__)
@@ -246,12 +247,19 @@ struct NextBlock {
 // blocks, 64 x 4096 x 1024, packing is 4% faster).
 inline constexpr int64_t kDirectRowBlocks = 4;
 
-// c[i][0 .. NV*kLanes) (row stride ldc, i < kMR) = (first ? 0 : c) + sum_k ap[k][i] b[k][..].
-// ap is packed A (kMR floats per k); b is a row-major panel with row stride bk.
+// c[i][0 .. NV*kLanes) (row stride ldc, i < kMR) = (first ? 0 : c) + sum_k A[i][k] b[k][..].
+// A is packed (kRows false: ap[k * kMR + i], f32) or read in place (kRows: row i at
+// ap + i * am, f32, k contiguous; rows from `rows` on repeat the last one, their sums are
+// never stored). b is a row-major panel with row stride bk, converted to f32 in registers.
 // `next`, when given, advances its prefetch stream at every step of k.
-template <int NV, class TB>
-inline void micro_kernel(int64_t kc, const float* __restrict ap, const TB* __restrict b, int64_t bk,
-                         float* __restrict c, int64_t ldc, bool first, NextBlock* next = nullptr) {
+template <int NV, bool kRows, class TB>
+inline void micro_kernel(int64_t kc, const float* __restrict ap, int64_t am, int64_t rows,
+                         const TB* __restrict b, int64_t bk, float* __restrict c, int64_t ldc,
+                         bool first, NextBlock* next) {
+  const float* ar[kMR];
+#pragma GCC unroll 16
+  for (int i = 0; i < kMR; ++i) ar[i] = kRows ? ap + (i < rows ? i : rows - 1) * am : ap + i;
+  const int64_t ak = kRows ? 1 : kMR;
   vec acc[kMR][NV];
 #pragma GCC unroll 16
   for (int i = 0; i < kMR; ++i)
@@ -264,7 +272,7 @@ inline void micro_kernel(int64_t kc, const float* __restrict ap, const TB* __res
     if (next) next->tick();
 #pragma GCC unroll 16
     for (int i = 0; i < kMR; ++i) {
-      const vec a = vset1(ap[k * kMR + i]);
+      const vec a = vset1(ar[i][k * ak]);
 #pragma GCC unroll 4
       for (int v = 0; v < NV; ++v) acc[i][v] = vfma(a, bv[v], acc[i][v]);
     }
@@ -288,18 +296,22 @@ inline float* matmul_scratch() {
 inline constexpr int64_t kPrefetchRows = 8;
 
 // Adds t's product into the f32 tile cs (rows i0..i0+rows, columns j0..j0+cols of C, row
-// stride kNC); `first`: cs holds nothing yet. Per kKC step of k: A's rows packed kMR at a time
-// as [k][kMR] f32, B's block packed row by row (contiguous reads) as panels of kNR columns
-// [panel][k][kNR] f32 with zero columns past the end, then the micro-kernel per panel and rows.
+// stride ldc); `first`: cs holds nothing yet. Per step of k: A's rows packed kMR at a time as
+// [k][kMR] f32 (f32 rows of A with k contiguous are read in place instead: packing them cost as
+// much as the products in a block's 16 x 32 x 64 matmul), B's block packed row by row
+// (contiguous reads) as panels of kNR columns [panel][k][kNR] f32 with zero columns past the end
+// (or read in place, kDirectRowBlocks), then the micro-kernel per panel and rows.
 template <class TA, class TB>
 inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t j0, int64_t cols,
-                        float* __restrict cs, float* __restrict ap, float* __restrict bp,
-                        bool& first) {
+                        float* __restrict cs, int64_t ldc, float* __restrict ap,
+                        float* __restrict bp, bool& first) {
+  constexpr bool kFloatA = std::is_same_v<TA, float>;
+  const bool a_rows = kFloatA && t.ak == 1;  // A read in place
   const int64_t row_blocks = (rows + kMR - 1) / kMR;
   const int64_t step = k_step(t.k);
   for (int64_t k0 = 0; k0 < t.k; k0 += step) {
     const int64_t kc = t.k - k0 < step ? t.k - k0 : step;
-    for (int64_t r = 0; r < row_blocks; ++r) {
+    for (int64_t r = 0; r < row_blocks && !a_rows; ++r) {
       float* const dst = ap + r * kc * kMR;
       for (int64_t i = 0; i < kMR; ++i) {
         const int64_t row = r * kMR + i;
@@ -357,14 +369,26 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
     for (int64_t jp = 0; jp < cols; jp += kNR) {
       const bool narrow = cols - jp <= kLanes;  // one vector wide is enough
       for (int64_t r = 0; r < row_blocks; ++r) {
-        float* const c = cs + r * kMR * kNC + jp;
-        const float* const a = ap + r * kc * kMR;
-        if (jp < packed_from)
-          micro_kernel<2>(kc, a, t.b + k0 * t.bk + j0 + jp, t.bk, c, kNC, first, &next);
-        else if (narrow)
-          micro_kernel<1>(kc, a, bp + jp * kc, kNR, c, kNC, first, &next);
-        else
-          micro_kernel<2>(kc, a, bp + jp * kc, kNR, c, kNC, first, &next);
+        float* const c = cs + r * kMR * ldc + jp;
+        if (a_rows) {
+          // (a pointer formed only for f32 A: the branch is dead for other types)
+          const float* const a = reinterpret_cast<const float*>(t.a) + (i0 + r * kMR) * t.am + k0;
+          const int64_t n = rows - r * kMR;
+          if (jp < packed_from)
+            micro_kernel<2, true>(kc, a, t.am, n, t.b + k0 * t.bk + j0 + jp, t.bk, c, ldc, first, &next);
+          else if (narrow)
+            micro_kernel<1, true>(kc, a, t.am, n, bp + jp * kc, kNR, c, ldc, first, &next);
+          else
+            micro_kernel<2, true>(kc, a, t.am, n, bp + jp * kc, kNR, c, ldc, first, &next);
+        } else {
+          const float* const a = ap + r * kc * kMR;
+          if (jp < packed_from)
+            micro_kernel<2, false>(kc, a, 0, kMR, t.b + k0 * t.bk + j0 + jp, t.bk, c, ldc, first, &next);
+          else if (narrow)
+            micro_kernel<1, false>(kc, a, 0, kMR, bp + jp * kc, kNR, c, ldc, first, &next);
+          else
+            micro_kernel<2, false>(kc, a, 0, kMR, bp + jp * kc, kNR, c, ldc, first, &next);
+        }
       }
     }
     first = false;
@@ -373,24 +397,32 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
 
 // C[i][j] = sum over terms t of sum_k A_t[i][k] B_t[k][j] for i in [i0, i1), j in [j0, j1),
 // at c[i*cm + j*cn]; at most kMC rows and kNC columns. Up to two terms (concat_matmul); a term
-// with k == 0 is skipped. `accumulate`: C += the product instead.
+// with k == 0 is skipped. `accumulate`: C += the product instead. An f32 C whose rows and
+// columns are whole micro-kernel blocks (kMR rows, kLanes columns) is summed in place; else in
+// the f32 scratch tile, converted when stored (a block's 16 x 32 f32 accumulator: in place).
 template <class TC, class TA, class TB, class TA2, class TB2>
 inline void matmul_tile(int64_t i0, int64_t i1, int64_t j0, int64_t j1, TC* c, int64_t cm,
                         int64_t cn, const Term<TA, TB>& t1, const Term<TA2, TB2>& t2,
                         bool accumulate) {
-  float* const cs = matmul_scratch();
-  float* const ap = cs + kMC * kNC;
+  float* const scratch = matmul_scratch();
+  float* const ap = scratch + kMC * kNC;
   float* const bp = ap + kKC * kMC;
   const int64_t rows = i1 - i0, cols = j1 - j0;
   bool first = !accumulate;
-  if (accumulate) {
+  constexpr bool kFloatC = std::is_same_v<TC, float>;
+  const bool in_place = kFloatC && cn == 1 && rows % kMR == 0 && cols % kLanes == 0;
+  // (a pointer formed only for f32 C: the branch is dead for other types)
+  float* const cs = in_place ? reinterpret_cast<float*>(c) + i0 * cm + j0 : scratch;
+  const int64_t ldc = in_place ? cm : kNC;
+  if (accumulate && !in_place) {
     const int64_t padded = (cols + kNR - 1) / kNR * kNR;  // the micro-kernel's full width
     for (int64_t i = 0; i < (rows + kMR - 1) / kMR * kMR; ++i)
       for (int64_t j = 0; j < padded; ++j)
         cs[i * kNC + j] = i < rows && j < cols ? ld(c[(i0 + i) * cm + (j0 + j) * cn]) : 0.f;
   }
-  if (t1.k > 0) matmul_term(t1, i0, rows, j0, cols, cs, ap, bp, first);
-  if (t2.k > 0) matmul_term(t2, i0, rows, j0, cols, cs, ap, bp, first);
+  if (t1.k > 0) matmul_term(t1, i0, rows, j0, cols, cs, ldc, ap, bp, first);
+  if (t2.k > 0) matmul_term(t2, i0, rows, j0, cols, cs, ldc, ap, bp, first);
+  if (in_place && !first) return;
   for (int64_t i = 0; i < rows; ++i) {
     TC* const out = c + (i0 + i) * cm + j0 * cn;
     const float* const in = cs + i * kNC;
@@ -448,6 +480,21 @@ inline void matmul_parallel(int64_t m, int64_t n, TC* c, int64_t cm, int64_t cn,
     matmul_tile(i0, i0 + kMC < m ? i0 + kMC : m, j0, j0 + nc < n ? j0 + nc : n, c, cm, cn, t1,
                 t2, false);
   }
+}
+
+// Prefetches a tile of device memory: n0 x n1 runs of `run` contiguous elements, run (i0, i1)
+// at p + i0 * s0 + i1 * s1 (a block's next for-loop tile; codegen/cpu emits the call).
+template <class T>
+inline void prefetch_tile(const T* p, int64_t n0, int64_t s0, int64_t n1, int64_t s1, int64_t run) {
+  const int64_t bytes = run * static_cast<int64_t>(sizeof(T));
+  for (int64_t i0 = 0; i0 < n0; ++i0)
+    for (int64_t i1 = 0; i1 < n1; ++i1) {
+      // an address computed as an integer: a prefetch never faults
+      const uintptr_t q = reinterpret_cast<uintptr_t>(p) +
+                          static_cast<uintptr_t>((i0 * s0 + i1 * s1) * static_cast<int64_t>(sizeof(T)));
+      for (int64_t off = 0; off < bytes; off += 64)
+        __builtin_prefetch(reinterpret_cast<const void*>(q + static_cast<uintptr_t>(off)));
+    }
 }
 
 // ---- block scheduling ----------------------------------------------------------------------
