@@ -188,6 +188,14 @@ Status measure(OptimizeReport& r, const Backend& be, const OptimizeOptions& o, c
       time.push_back(v.seconds);
     }
   r.spearman = opt::spearman(model, time);
+  std::vector<double> cost{r.program.cost.total_s}, lo{r.program.timing.p10}, hi{r.program.timing.p90};
+  for (const Variant& v : r.ranked)
+    if (v.measured) {
+      cost.push_back(v.cost.total_s);
+      lo.push_back(v.timing.p10);
+      hi.push_back(v.timing.p90);
+    }
+  r.beyond_noise = opt::agreement_beyond_noise(cost, lo, hi);
   return {};
 }
 
@@ -620,6 +628,13 @@ std::string format_report(const OptimizeReport& r, const ir::KernelGraph& progra
   if (r.measured)
     os << "rank correlation, model vs measured (Spearman, " << r.ranked.size()
        << " variants): " << std::setprecision(2) << r.spearman << "\n";
+  if (r.measured && r.beyond_noise.pairs == 0)
+    os << "rank agreement beyond noise: no two entries' p10-p90 ranges are apart\n";
+  else if (r.measured)
+    os << "rank agreement beyond noise (Kendall's tau over the " << r.beyond_noise.pairs
+       << " pairs, program included, whose p10-p90 ranges do not overlap): "
+       << std::setprecision(2) << r.beyond_noise.tau << " (" << r.beyond_noise.alike
+       << " ordered alike)\n";
   const Variant& c = r.chosen();
   os << "\nchosen: " << c.label;
   if (r.measured)
@@ -691,6 +706,7 @@ std::vector<std::pair<std::string, std::string>> optimize_files(const OptimizeRe
                              {"measured", v.measured}, {"max_rel", v.max_rel},
                              {"verdict", v.verdict}});
   j["spearman"] = r.spearman;
+  j["beyond_noise"] = {{"tau", r.beyond_noise.tau}, {"pairs", r.beyond_noise.pairs}, {"alike", r.beyond_noise.alike}};
   j["budget_s"] = r.budget_s;
   for (const OptimizeReport::Step& s : r.steps)
     j["steps"].push_back({{"name", s.name}, {"seconds", s.seconds}, {"cut", s.cut}});

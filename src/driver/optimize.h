@@ -106,6 +106,9 @@ struct OptimizeReport {
   bool measured = false;         // whether step 3 ran
   double program_max_rel = 0;    // program's measured run against the float64 interpreter
   double spearman = 0;           // model vs measured over `ranked`
+  // Model vs measured over the pairs of measured entries (program included) whose p10-p90
+  // ranges do not overlap: the ranking the timing can check.
+  opt::PairAgreement beyond_noise;
   RoundsResult rounds;           // the timing rounds (stats are copied into the variants)
   double min_gain = 0;           // OptimizeOptions::min_gain, as used
   verify::Verdict certified;      // of the chosen variant (when one was chosen)

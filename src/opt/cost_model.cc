@@ -254,4 +254,22 @@ double spearman(const std::vector<double>& a, const std::vector<double>& b) {
   return va == 0 || vb == 0 ? 0 : cov / std::sqrt(va * vb);
 }
 
+PairAgreement agreement_beyond_noise(const std::vector<double>& model, const std::vector<double>& lo,
+                                     const std::vector<double>& hi) {
+  MG_CHECK(model.size() == lo.size() && lo.size() == hi.size(),
+           "agreement_beyond_noise: samples of different sizes");
+  PairAgreement a;
+  int opposite = 0;
+  for (size_t i = 0; i < model.size(); ++i)
+    for (size_t j = i + 1; j < model.size(); ++j) {
+      const bool i_faster = hi[i] < lo[j], j_faster = hi[j] < lo[i];
+      if (!i_faster && !j_faster) continue;  // the ranges overlap: within the noise
+      ++a.pairs;
+      if (model[i] == model[j]) continue;
+      ((model[i] < model[j]) == i_faster ? a.alike : opposite) += 1;
+    }
+  a.tau = a.pairs > 0 ? static_cast<double>(a.alike - opposite) / a.pairs : 0;
+  return a;
+}
+
 }  // namespace mugraph::opt

@@ -92,4 +92,16 @@ std::pair<double, double> op_flops(ir::OpKind k, const std::vector<ir::Shape>& i
 // fewer than 2 points or a constant sample.
 double spearman(const std::vector<double>& a, const std::vector<double>& b);
 
+// Rank agreement of a model with measurements, over the pairs the measurements tell apart:
+// pair (i, j) counts when the ranges [lo, hi] of the two measurements (e.g. p10 and p90) do
+// not overlap. Kendall's tau over those pairs: (ordered alike - ordered opposite) / pairs; a
+// pair the model ties counts in neither. `pairs` gets the number of such pairs (tau is 0 when
+// there are none), `alike` the number ordered alike.
+struct PairAgreement {
+  double tau = 0;
+  int pairs = 0, alike = 0;
+};
+PairAgreement agreement_beyond_noise(const std::vector<double>& model, const std::vector<double>& lo,
+                                     const std::vector<double>& hi);
+
 }  // namespace mugraph::opt

@@ -146,5 +146,30 @@ TEST(CostModel, SpearmanRankCorrelation) {
   EXPECT_DOUBLE_EQ(opt::spearman({1, 1, 1}, {1, 2, 3}), 0.0);
 }
 
+// Kendall's tau over the pairs whose measured ranges do not overlap, checked by hand.
+TEST(CostModel, AgreementBeyondNoiseCountsOnlySeparatedPairs) {
+  // Measured ranges: A [10, 12], B [11, 13] (overlaps A), C [20, 22], D [30, 31].
+  const std::vector<double> lo{10, 11, 20, 30}, hi{12, 13, 22, 31};
+  // Separated pairs: AC, AD, BC, BD, CD (5). Model: A < B < C < D orders all 5 alike.
+  opt::PairAgreement a = opt::agreement_beyond_noise({1, 2, 3, 4}, lo, hi);
+  EXPECT_EQ(a.pairs, 5);
+  EXPECT_EQ(a.alike, 5);
+  EXPECT_DOUBLE_EQ(a.tau, 1.0);
+  // The overlapping pair AB does not count, whichever way the model orders it.
+  a = opt::agreement_beyond_noise({2, 1, 3, 4}, lo, hi);
+  EXPECT_DOUBLE_EQ(a.tau, 1.0);
+  // D ranked first by the model: AD, BD, CD opposite, AC, BC alike: (2 - 3) / 5.
+  a = opt::agreement_beyond_noise({2, 3, 4, 1}, lo, hi);
+  EXPECT_EQ(a.alike, 2);
+  EXPECT_DOUBLE_EQ(a.tau, -0.2);
+  // A model tie on a separated pair (C, D) counts in neither: (4 - 0) / 5.
+  a = opt::agreement_beyond_noise({1, 2, 3, 3}, lo, hi);
+  EXPECT_DOUBLE_EQ(a.tau, 0.8);
+  // No separated pair at all.
+  a = opt::agreement_beyond_noise({1, 2}, {1, 1.5}, {2, 2.5});
+  EXPECT_EQ(a.pairs, 0);
+  EXPECT_DOUBLE_EQ(a.tau, 0.0);
+}
+
 }  // namespace
 }  // namespace mugraph
