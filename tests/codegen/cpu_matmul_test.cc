@@ -22,12 +22,14 @@ struct Case {
   bool a_transposed = false, b_transposed = false;
   int64_t c_pad = 0;  // extra elements per row of C (a strided output)
   int64_t k2 = -1;    // a second term's k (concat_matmul), -1: none
+  int64_t a_pad = 0;  // extra elements per row of A (a tile of a wider tensor, read in place)
 };
 
 std::string describe(const Case& c) {
   return std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.k) +
          (c.a_transposed ? " A^T" : "") + (c.b_transposed ? " B^T" : "") +
-         (c.c_pad ? " strided C" : "") + (c.k2 >= 0 ? " +term k=" + std::to_string(c.k2) : "");
+         (c.c_pad ? " strided C" : "") + (c.a_pad ? " strided A" : "") +
+         (c.k2 >= 0 ? " +term k=" + std::to_string(c.k2) : "");
 }
 
 // A matrix stored as T, row-major or transposed; `value` holds what the storage holds (the
@@ -37,9 +39,9 @@ struct Mat {
   std::vector<T> data;
   std::vector<double> value;  // value[i * cols + j]
   int64_t rows, cols, s0, s1;
-  Mat(int64_t r, int64_t c, bool transposed, std::mt19937& rng)
-      : data(static_cast<size_t>(r * c)), value(static_cast<size_t>(r * c)), rows(r), cols(c),
-        s0(transposed ? 1 : c), s1(transposed ? r : 1) {
+  Mat(int64_t r, int64_t c, bool transposed, std::mt19937& rng, int64_t pad = 0)
+      : data(static_cast<size_t>(r * (c + pad))), value(static_cast<size_t>(r * c)), rows(r),
+        cols(c), s0(transposed ? 1 : c + pad), s1(transposed ? r : 1) {
     std::uniform_real_distribution<float> u(-1.f, 1.f);
     for (int64_t i = 0; i < r; ++i)
       for (int64_t j = 0; j < c; ++j) {
@@ -59,7 +61,7 @@ template <class TC, class T, class TB = T>
 void check(const Case& cs, int mode, std::mt19937& rng) {
   const bool parallel = mode == 1, accumulate = mode == 2;
   SCOPED_TRACE(describe(cs) + (parallel ? " parallel" : accumulate ? " accumulate" : " serial"));
-  const Mat<T> a(cs.m, cs.k, cs.a_transposed, rng);
+  const Mat<T> a(cs.m, cs.k, cs.a_transposed, rng, cs.a_transposed ? 0 : cs.a_pad);
   const Mat<TB> b(cs.k, cs.n, cs.b_transposed, rng);
   const int64_t k2 = cs.k2 < 0 ? 0 : cs.k2;
   const Mat<T> a2(cs.m, k2, false, rng), b2(k2, cs.n, true, rng);
@@ -127,6 +129,13 @@ std::vector<Case> cases() {
   v.push_back({9, 40, 64, false, false, 3, 16});  // concat_matmul: two terms
   v.push_back({9, 40, 0, false, false, 0, 20});   // the first term is empty
   v.push_back({5, 7, 0});                          // no term: C = 0
+  // C summed in place (f32 C, whole row blocks, whole vectors of columns): two terms; a
+  // strided C whose last panel is one vector wide; A rows read in place from a wider tensor.
+  v.push_back({16, 48, 64, false, false, 0, 32});
+  v.push_back({8, 80, 300, false, false, 7});
+  v.push_back({16, 64, 100, false, false, 0, -1, 12});
+  v.push_back({9, 48, 40, false, false, 0, -1, 3});
+  v.push_back({0, 64, 10});  // no rows
   return v;
 }
 

@@ -53,7 +53,8 @@ class BlockEmitter {
     w_.close();
     w_.open("for (int64_t it = it_begin; it < it_end; ++it)");
     for (const ir::BlockNode& n : bg_.nodes)
-      if (n.kind == BlockNodeKind::kInputIterator && n.fmap != ir::kReplica) emit_prefetch_next(n);
+      if (bg_.forloop > 1 && n.kind == BlockNodeKind::kInputIterator && n.fmap != ir::kReplica)
+        emit_prefetch_next(n);
     for (const ir::BlockNode& n : bg_.nodes) {
       if (n.kind == BlockNodeKind::kInputIterator && n.fmap != ir::kReplica && !direct(n))
         emit_iterator(n);

@@ -135,10 +135,11 @@ struct Term {
 
 // The matmul is register-blocked (as BLIS/GotoBLAS describe): a micro-kernel keeps a kMR x kNR
 // block of C in vector registers and, for each k, loads one row of B (kNR values, converted to
-// f32 in registers when B is f16/bf16) and broadcasts kMR values of A packed as f32. Around it:
-// k is cut into steps of at most kKC (k_step) (packed A and B stay in L1/L2), rows into kMC and columns into kNC
-// (one tile of C, accumulated in f32 scratch until every k is summed). Sizes measured on this
-// project's 2-core AMD EPYC (bench/results/cpu.md).
+// f32 in registers when B is f16/bf16) and broadcasts kMR values of A (packed as f32, or an f32
+// A read in place). Around it: k is cut into steps of at most kKC (k_step), rows into kMC and
+// columns into kNC (one tile of C, accumulated in f32 scratch until every k is summed, or in
+// place in an f32 C). B is packed into panels, or read in place by tiles of few rows
+// (kDirectRowBlocks). Sizes measured on this project's 2-core AMD EPYC (bench/results/cpu.md).
 // Compute is f32 with fused multiply-adds, as the JIT builds for the host (-march=native):
 // AVX-512 (8 x 32, 16 zmm accumulators), AVX2+FMA (4 x 16, 8 ymm), else plain loops.
 #if defined(__AVX512F__)
@@ -198,9 +199,10 @@ inline void vstore(float* p, vec v) {
 }
 #endif
 // k is summed in one block when it is at most kKC, else in blocks of kKC / 2: 128 rather than
-// 256 measured 5-10% faster on long sums (16 x 4096 x 4096 f16: 1.90-2.00 vs 2.15-2.24 ms,
-// alternating runs), and the packed block of B (128 KiB) leaves room in L2 for the next one,
-// which the micro-kernel prefetches (NextBlock); a sum of 256 or less stays one block
+// 256 measured 5-10% faster on long sums when B was packed (16 x 4096 x 4096 f16: 1.90-2.00
+// vs 2.15-2.24 ms, alternating runs; 256 x 1024 x 1024: 1.27 vs 1.34 ms): the packed block of
+// B (128 KiB) leaves room in L2 for the next one, which the micro-kernel prefetches
+// (NextBlock). Not re-measured for B read in place. A sum of 256 or less stays one block
 // (16 x 4096 x 256: 104-110 us vs 117 us in blocks of 128).
 inline constexpr int64_t kNR = 2 * kLanes, kKC = 256, kMC = 64, kNC = 256;
 inline constexpr int64_t k_step(int64_t k) { return k <= kKC ? kKC : kKC / 2; }
@@ -249,8 +251,8 @@ inline constexpr int64_t kDirectRowBlocks = 4;
 
 // c[i][0 .. NV*kLanes) (row stride ldc, i < kMR) = (first ? 0 : c) + sum_k A[i][k] b[k][..].
 // A is packed (kRows false: ap[k * kMR + i], f32) or read in place (kRows: row i at
-// ap + i * am, f32, k contiguous; rows from `rows` on repeat the last one, their sums are
-// never stored). b is a row-major panel with row stride bk, converted to f32 in registers.
+// ap + i * am, f32, k contiguous; rows from `rows` on repeat the last one: their sums land in
+// the scratch tile's padding rows and are never copied to C). b is a row-major panel with row stride bk, converted to f32 in registers.
 // `next`, when given, advances its prefetch stream at every step of k.
 template <int NV, bool kRows, class TB>
 inline void micro_kernel(int64_t kc, const float* __restrict ap, int64_t am, int64_t rows,
@@ -357,38 +359,56 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
         for (int64_t j = n; j < kNR; ++j) d[j] = 0.f;
       }
     }
+    // What the tile reads next, prefetched while it computes (NextBlock): B packed, the next
+    // block of k (all columns) over this block's steps; B read in place, the next panel of
+    // this block (or the next block's first panel) over this panel's steps, so that even a
+    // single block of k (a block matmul in a graph-defined kernel) reads all but its first
+    // panel from cache.
     const int64_t panels = (cols + kNR - 1) / kNR;
+    const int64_t next_kc = t.k - k0 - kc < step ? t.k - k0 - kc : step;
+    const int64_t row_bytes = t.bk * static_cast<int64_t>(sizeof(TB));
+    auto stream = [&](const TB* base, int64_t columns, int64_t nrows, int64_t steps) {
+      NextBlock n;
+      n.base = reinterpret_cast<const char*>(base);
+      n.row_bytes = row_bytes;
+      n.lines = (columns * static_cast<int64_t>(sizeof(TB)) + 63) / 64;
+      n.rows = nrows;
+      n.spread(steps);
+      return n;
+    };
     NextBlock next;
-    if (t.bn == 1 && k0 + kc < t.k) {
-      next.base = reinterpret_cast<const char*>(t.b + (k0 + kc) * t.bk + j0);
-      next.row_bytes = t.bk * static_cast<int64_t>(sizeof(TB));
-      next.lines = (cols * static_cast<int64_t>(sizeof(TB)) + 63) / 64;
-      next.rows = t.k - k0 - kc < step ? t.k - k0 - kc : step;
-      next.spread(panels * row_blocks * kc);
-    }
+    if (t.bn == 1 && !direct && next_kc > 0)
+      next = stream(t.b + (k0 + kc) * t.bk + j0, cols, next_kc, panels * row_blocks * kc);
     for (int64_t jp = 0; jp < cols; jp += kNR) {
       const bool narrow = cols - jp <= kLanes;  // one vector wide is enough
+      if (direct && jp + kNR < packed_from)
+        next = stream(t.b + k0 * t.bk + j0 + jp + kNR, kNR, kc, row_blocks * kc);
+      else if (direct && next_kc > 0)
+        next = stream(t.b + (k0 + kc) * t.bk + j0, kNR, next_kc, row_blocks * kc);
+      else if (direct)
+        next = NextBlock{};
       for (int64_t r = 0; r < row_blocks; ++r) {
         float* const c = cs + r * kMR * ldc + jp;
-        if (a_rows) {
-          // (a pointer formed only for f32 A: the branch is dead for other types)
-          const float* const a = reinterpret_cast<const float*>(t.a) + (i0 + r * kMR) * t.am + k0;
-          const int64_t n = rows - r * kMR;
-          if (jp < packed_from)
-            micro_kernel<2, true>(kc, a, t.am, n, t.b + k0 * t.bk + j0 + jp, t.bk, c, ldc, first, &next);
-          else if (narrow)
-            micro_kernel<1, true>(kc, a, t.am, n, bp + jp * kc, kNR, c, ldc, first, &next);
-          else
-            micro_kernel<2, true>(kc, a, t.am, n, bp + jp * kc, kNR, c, ldc, first, &next);
-        } else {
-          const float* const a = ap + r * kc * kMR;
-          if (jp < packed_from)
-            micro_kernel<2, false>(kc, a, 0, kMR, t.b + k0 * t.bk + j0 + jp, t.bk, c, ldc, first, &next);
-          else if (narrow)
-            micro_kernel<1, false>(kc, a, 0, kMR, bp + jp * kc, kNR, c, ldc, first, &next);
-          else
-            micro_kernel<2, false>(kc, a, 0, kMR, bp + jp * kc, kNR, c, ldc, first, &next);
+        if constexpr (kFloatA) {
+          if (a_rows) {
+            const float* const a = t.a + (i0 + r * kMR) * t.am + k0;
+            const int64_t n = rows - r * kMR;
+            if (jp < packed_from)
+              micro_kernel<2, true>(kc, a, t.am, n, t.b + k0 * t.bk + j0 + jp, t.bk, c, ldc, first, &next);
+            else if (narrow)
+              micro_kernel<1, true>(kc, a, t.am, n, bp + jp * kc, kNR, c, ldc, first, &next);
+            else
+              micro_kernel<2, true>(kc, a, t.am, n, bp + jp * kc, kNR, c, ldc, first, &next);
+            continue;
+          }
         }
+        const float* const a = ap + r * kc * kMR;
+        if (jp < packed_from)
+          micro_kernel<2, false>(kc, a, 0, kMR, t.b + k0 * t.bk + j0 + jp, t.bk, c, ldc, first, &next);
+        else if (narrow)
+          micro_kernel<1, false>(kc, a, 0, kMR, bp + jp * kc, kNR, c, ldc, first, &next);
+        else
+          micro_kernel<2, false>(kc, a, 0, kMR, bp + jp * kc, kNR, c, ldc, first, &next);
       }
     }
     first = false;
@@ -410,9 +430,12 @@ inline void matmul_tile(int64_t i0, int64_t i1, int64_t j0, int64_t j1, TC* c, i
   const int64_t rows = i1 - i0, cols = j1 - j0;
   bool first = !accumulate;
   constexpr bool kFloatC = std::is_same_v<TC, float>;
+  // C must not overlap A or B (generated code never passes such buffers): in place, partial
+  // sums are written into C before every k is read.
   const bool in_place = kFloatC && cn == 1 && rows % kMR == 0 && cols % kLanes == 0;
-  // (a pointer formed only for f32 C: the branch is dead for other types)
-  float* const cs = in_place ? reinterpret_cast<float*>(c) + i0 * cm + j0 : scratch;
+  float* cs = scratch;
+  if constexpr (kFloatC)
+    if (in_place) cs = c + i0 * cm + j0;
   const int64_t ldc = in_place ? cm : kNC;
   if (accumulate && !in_place) {
     const int64_t padded = (cols + kNR - 1) / kNR * kNR;  // the micro-kernel's full width
@@ -425,13 +448,14 @@ inline void matmul_tile(int64_t i0, int64_t i1, int64_t j0, int64_t j1, TC* c, i
   if (in_place && !first) return;
   for (int64_t i = 0; i < rows; ++i) {
     TC* const out = c + (i0 + i) * cm + j0 * cn;
-    const float* const in = cs + i * kNC;
-    if (first) {
+    if (first) {  // no term: C = 0 (cs is not read; in place it points into C)
       for (int64_t j = 0; j < cols; ++j) out[j * cn] = st<TC>(0.f);
     } else if (cn == 1) {
+      const float* const in = cs + i * kNC;
 #pragma omp simd
       for (int64_t j = 0; j < cols; ++j) out[j] = st<TC>(in[j]);
     } else {
+      const float* const in = cs + i * kNC;
       for (int64_t j = 0; j < cols; ++j) out[j * cn] = st<TC>(in[j]);
     }
   }
@@ -458,10 +482,12 @@ inline void matmul(int64_t m, int64_t n, TC* c, int64_t cm, int64_t cn, const Te
 
 // The same over all cores: tiles are independent, so they are shared out statically. When
 // there are fewer tiles than threads (16 x 256 x 4096 is one tile), the columns are cut
-// narrower (whole micro-kernel widths) so that every thread gets one.
+// narrower, into whole micro-kernel widths, aiming at a tile per thread (rounding to the
+// width may leave fewer: n = 100 on 3 threads gives 2 tiles).
 template <class TC, class TA, class TB, class TA2 = float, class TB2 = float>
 inline void matmul_parallel(int64_t m, int64_t n, TC* c, int64_t cm, int64_t cn,
                             const Term<TA, TB>& t1, const Term<TA2, TB2>& t2 = {}) {
+  if (m <= 0 || n <= 0) return;
   const int64_t rt = (m + kMC - 1) / kMC;
   int64_t nc = kNC;
 #ifdef _OPENMP
