@@ -33,6 +33,11 @@ echo "# mugraph CPU benchmark, $(date -u +%Y-%m-%d), $(nproc) cores, $(lscpu | s
 echo "# command: bench/cpu/run.sh --time-budget $budget --runs $runs${names:+ (only ${names[*]})}"
 "$py" "$root/bench/cpu/torch_ref.py" --ceilings >"$out/ceilings.json"
 "$py" -c "import json; c = json.load(open('$out/ceilings.json')); print('# ceilings: copy %.1f GB/s, f32 matmul %.1f GFLOP/s (torch %s, %d threads)' % (c['copy_bytes_per_s'] / 1e9, c['f32_flops_per_s'] / 1e9, c['torch'], c['threads']))"
+# Arithmetic peaks of this CPU (bench/cpu/peak.cc, built for the host as the JIT builds kernels):
+# mugraph computes in f32 (FMAs); PyTorch's bf16 paths use bf16 dot products.
+g++ -O3 -march=native -fopenmp "$root/bench/cpu/peak.cc" -o "$out/peak"
+"$out/peak" | awk '{v[$1] = $2} END {printf "# peaks (all cores): f32 FMA %s GFLOP/s, bf16 dot product %s GFLOP/s\n", v["f32_fma_gflops"], v["bf16_dot_gflops"]}'
+
 printf "%-18s %10s %10s %10s %10s %9s %9s %9s %7s %6s  %s\n" benchmark program-us best-us \
   eager-us compile-us vs-prog vs-eager vs-best GB/s %copy chosen
 [ ${#names[@]} -gt 0 ] || names=(rms_norm_matmul gated_mlp gqa lora ntrans qknorm_attention)
