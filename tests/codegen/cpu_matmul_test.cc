@@ -151,7 +151,8 @@ TEST(CpuMatmul, F32MatchesNaiveLoops) {
 TEST(CpuMatmul, F16MatchesNaiveLoops) {
   SKIP_IF_HOST_LACKS_ISA();
   std::mt19937 rng(2);
-  for (const Case& c : cases()) check<mg::f16, mg::f16>(c, 0, rng);
+  for (const Case& c : cases())
+    for (int mode : {0, 1}) check<mg::f16, mg::f16>(c, mode, rng);  // parallel: A converted once
 }
 
 // Mixed storage types, as a block's matmul reading one operand in place from device memory
