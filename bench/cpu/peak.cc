@@ -13,17 +13,19 @@ namespace {
 constexpr long kIters = 20000000;
 constexpr int kChains = 12;
 
-// GFLOP/s of `body`, which runs kIters x kChains instructions of `flops` each per thread.
+// GFLOP/s of `body`, which runs kIters x kChains instructions of `flops` each per thread and
+// returns the number of threads that ran.
 template <class F>
 double rate(double flops, F body) {
   double best = 1e30;
+  int threads = 1;
   for (int rep = 0; rep < 3; ++rep) {
     const double t0 = omp_get_wtime();
-    body();
+    threads = body();
     const double t = omp_get_wtime() - t0;
     if (t < best) best = t;
   }
-  return omp_get_max_threads() * static_cast<double>(kIters) * kChains * flops / best / 1e9;
+  return threads * static_cast<double>(kIters) * kChains * flops / best / 1e9;
 }
 
 #if defined(__AVX512F__)
@@ -31,19 +33,23 @@ volatile float sink;
 
 // Each thread: kChains accumulators, each updated kIters times by step(acc) (one instruction).
 template <class Step>
-void chains(Step step) {
-#pragma omp parallel
+int chains(Step step) {
+  int threads = 1;
+  float total = 0;
+#pragma omp parallel reduction(+ : total)
   {
+#pragma omp single
+    threads = omp_get_num_threads();
     __m512 a[kChains];
     for (int i = 0; i < kChains; ++i) a[i] = _mm512_set1_ps(0.001f * i);
     for (long i = 0; i < kIters; ++i) {
 #pragma GCC unroll 12
       for (int j = 0; j < kChains; ++j) a[j] = step(a[j]);
     }
-    float s = 0;
-    for (int i = 0; i < kChains; ++i) s += _mm512_reduce_add_ps(a[i]);
-    sink = s;
+    for (int i = 0; i < kChains; ++i) total += _mm512_reduce_add_ps(a[i]);
   }
+  sink = total;
+  return threads;
 }
 #endif
 
@@ -55,7 +61,7 @@ int main() {
   __m512 b = _mm512_set1_ps(0.9999f), c = _mm512_set1_ps(0.0001f);
   __asm__ volatile("" : "+v"(b), "+v"(c));
   std::printf("f32_fma_gflops %.1f\n",
-              rate(32, [&] { chains([&](__m512 x) { return _mm512_fmadd_ps(x, b, c); }); }));
+              rate(32, [&] { return chains([&](__m512 x) { return _mm512_fmadd_ps(x, b, c); }); }));
 #else
   std::printf("f32_fma_gflops n/a (no AVX-512 on this host)\n");
 #endif
@@ -64,7 +70,7 @@ int main() {
   __m512bh p = (__m512bh)_mm512_set1_epi16(0x3f80), q = (__m512bh)_mm512_set1_epi16(0x3a00);
   __asm__ volatile("" : "+v"(p), "+v"(q));
   std::printf("bf16_dot_gflops %.1f\n",
-              rate(64, [&] { chains([&](__m512 x) { return _mm512_dpbf16_ps(x, p, q); }); }));
+              rate(64, [&] { return chains([&](__m512 x) { return _mm512_dpbf16_ps(x, p, q); }); }));
 #else
   std::printf("bf16_dot_gflops n/a (no AVX512_BF16 on this host)\n");
 #endif
