@@ -163,6 +163,7 @@ TEST(CpuMatmul, MixedTypesMatchNaiveLoops) {
   for (const Case& c : cases()) {
     check<float, mg::f16, float>(c, 2, rng);
     check<float, float, mg::f16>(c, 0, rng);
+    check<float, mg::f16, float>(c, 1, rng);  // parallel: the f16 A converted once, f32 B
     check<mg::f16, mg::f16, mg::bf16>(c, 2, rng);
   }
 }
