@@ -207,6 +207,14 @@ inline void vstore(float* p, vec v) {
 inline constexpr int64_t kNR = 2 * kLanes, kKC = 256, kMC = 64, kNC = 256;
 inline constexpr int64_t k_step(int64_t k) { return k <= kKC ? kKC : kKC / 2; }
 
+// Prefetches the cache line `bytes` past `base`. The address is computed as an integer: a
+// prefetch never faults, but pointer arithmetic past an array would be undefined (every
+// prefetch below may reach past the data: the next row, block or iteration).
+inline void prefetch_at(const void* base, int64_t bytes) {
+  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(base) +
+                                                   static_cast<uintptr_t>(bytes)));
+}
+
 // The rows of B's next block of k that a tile reads after this one, prefetched one cache line
 // at a time while the micro-kernel computes this block, spread evenly over the block's
 // micro-kernel steps (spread): the next block's reads then hit the cache instead of stalling on
@@ -231,10 +239,7 @@ struct NextBlock {
   }
   void fetch() {
     if (r >= rows) return;
-    // an address computed as an integer: a prefetch never faults, but pointer arithmetic past
-    // an array would be undefined
-    __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(base) +
-                                                     static_cast<uintptr_t>(r * row_bytes + l * 64)));
+    prefetch_at(base, r * row_bytes + l * 64);
     if (++l == lines) {
       l = 0;
       ++r;
@@ -337,14 +342,9 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
     const int64_t packed_from = direct ? cols / kNR * kNR : 0;
     for (int64_t k = 0; k < kc && packed_from < cols; ++k) {
       const TB* row = t.b + (k0 + k) * t.bk + j0 * t.bn;
-      if (t.bn == 1 && !direct) {  // also past this term's last row: a block's next iteration
-        // reads on (an address computed as an integer: a prefetch never faults, pointer
-        // arithmetic past an array would be undefined)
-        const uintptr_t p = reinterpret_cast<uintptr_t>(row) +
-                            static_cast<uintptr_t>(kPrefetchRows * t.bk) * sizeof(TB);
+      if (t.bn == 1 && !direct)  // also past this term's last row: a block's next iteration reads on
         for (int64_t off = 0; off < cols * static_cast<int64_t>(sizeof(TB)); off += 64)
-          __builtin_prefetch(reinterpret_cast<const void*>(p + static_cast<uintptr_t>(off)));
-      }
+          prefetch_at(row, kPrefetchRows * t.bk * static_cast<int64_t>(sizeof(TB)) + off);
       int64_t jp = packed_from;
       if (t.bn == 1)
         for (; jp + kNR <= cols; jp += kNR) {
@@ -543,13 +543,9 @@ template <class T>
 inline void prefetch_tile(const T* p, int64_t n0, int64_t s0, int64_t n1, int64_t s1, int64_t run) {
   const int64_t bytes = run * static_cast<int64_t>(sizeof(T));
   for (int64_t i0 = 0; i0 < n0; ++i0)
-    for (int64_t i1 = 0; i1 < n1; ++i1) {
-      // an address computed as an integer: a prefetch never faults
-      const uintptr_t q = reinterpret_cast<uintptr_t>(p) +
-                          static_cast<uintptr_t>((i0 * s0 + i1 * s1) * static_cast<int64_t>(sizeof(T)));
+    for (int64_t i1 = 0; i1 < n1; ++i1)
       for (int64_t off = 0; off < bytes; off += 64)
-        __builtin_prefetch(reinterpret_cast<const void*>(q + static_cast<uintptr_t>(off)));
-    }
+        prefetch_at(p, (i0 * s0 + i1 * s1) * static_cast<int64_t>(sizeof(T)) + off);
 }
 
 // ---- block scheduling ----------------------------------------------------------------------
