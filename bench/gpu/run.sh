@@ -6,7 +6,7 @@
 #                                    (git-ignored), for the device tool to carry
 #   bash bench/gpu/run.sh [--time-budget S] [--runs N] [--target h100|h200]
 #                         [--test-filter GTEST_FILTER] [--step-timeout S] [--only "NAME ..."]
-#                         [--python]
+#                         [--python] [--mcfuser]
 #                                    on the GPU machine (device tool: carry [".gpu"]): runs the
 #                                    GPU execution tests, then for the six paper benchmarks at
 #                                    paper shapes `mugraph optimize --target T` (search, then
@@ -19,6 +19,10 @@
 #                                    that machine's python3 (from the carried static libraries)
 #                                    and runs python/tests/test_cuda.py (CUDA tensors, torch's
 #                                    stream, CUDA graphs, the torch.compile backend on the GPU).
+#                                    --mcfuser: after the GPU tests, MCFuser's Tables II and III
+#                                    (bench/mcfuser/chains.py --target T: `tune` on the GPU vs
+#                                    PyTorch eager and torch.compile) instead of the six benchmarks;
+#                                    the table also goes to $OUT/mcfuser.md.
 #
 # The binaries carry absolute paths to examples/ and tests/data/ of this checkout; on the GPU
 # machine the script links the checkout to that same path.
@@ -49,6 +53,7 @@ filter="*"
 step=600
 only="rms_norm_matmul gated_mlp gqa lora ntrans qknorm_attention"
 python=0
+mcfuser=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --time-budget) budget="$2"; shift 2 ;;
@@ -58,6 +63,7 @@ while [ $# -gt 0 ]; do
     --step-timeout) step="$2"; shift 2 ;;    # seconds for each step (tests, each optimize, torch)
     --only) only="$2"; shift 2 ;;            # the benchmarks to run (space-separated names)
     --python) python=1; shift ;;
+    --mcfuser) mcfuser=1; shift ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
@@ -84,6 +90,14 @@ fi
 if grep -qE "^\[ *SKIPPED *\]" "$out/gpu_test.log"; then
   echo "GPU tests SKIPPED on a GPU machine, see $out/gpu_test.log; no benchmark run" >&2
   exit 1
+fi
+if [ "$mcfuser" = 1 ]; then
+  echo "# MCFuser chains on $(cat "$out/device.txt"), $(date -u +%Y-%m-%d), command: bench/gpu/run.sh --mcfuser --target $target --runs $runs --time-budget $budget"
+  # Tuned kernels and reports under /tmp: only the table comes back in $OUT.
+  set -o pipefail
+  python3 "$root/bench/mcfuser/chains.py" "$root/.gpu/mugraph" /tmp/bench_mcfuser --target "$target" \
+    --runs "$runs" --tune-budget "$budget" | tee "$out/mcfuser.md"
+  exit $?
 fi
 # shellcheck source=bench/search_options.sh
 source "$root/bench/search_options.sh"

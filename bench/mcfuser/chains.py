@@ -4,7 +4,14 @@
 in this one run.
 
 Usage (the project's .venv python; bench/mcfuser/run.sh builds first):
-  chains.py MUGRAPH OUT_DIR [--only NAME]... [--runs N]
+  chains.py MUGRAPH OUT_DIR [--only NAME]... [--runs N] [--target h100|h200 [--tune-budget S]]
+
+--target h100|h200 (on a GPU machine, with the PyTorch there; bench/gpu/run.sh --mcfuser): `tune
+--target T` measures the tilings and the program on the GPU; PyTorch eager and torch.compile in
+f16 on CUDA, every contestant replayed from a CUDA graph (bench/gpu/torch_ref.py's
+timing), against the device's measured f16 matmul rate; the all-tilings run is skipped there
+(one nvcc per tiling), so the rank correlation is over the measured top picks. --tune-budget S
+is passed to `tune --time-budget` (the search's seconds; certify and the final timing come after).
 
 For each configuration: writes OUT_DIR/NAME.mu (f16, the paper's precision), runs
 `MUGRAPH tune NAME.mu --out OUT_DIR/NAME` (tuning, certify, the kernel timed against the
@@ -84,11 +91,100 @@ def torch_eager(kind, b, m, n, k, h, runs):
     return best
 
 
+def torch_gpu(kind, b, m, n, k, h, runs):
+    """Medians on CUDA in f16 (the programs' type): ((dtype, eager s), (dtype, compile s) or None)."""
+    from gpu_ref import graph_time
+    gen = torch.Generator().manual_seed(0)
+    dims = [(m, k), (k, n), (n, h)]
+    base = [torch.rand(((b,) if b > 1 else ()) + d, generator=gen) * 2 - 1 for d in dims]
+    scale = 1 / k ** 0.5
+    if kind == "gemm":
+        fn = lambda a, bb, d: torch.matmul(torch.matmul(a, bb), d)  # noqa: E731
+    else:
+        def fn(q, kt, v):
+            e = torch.exp(torch.matmul(q, kt) * scale)
+            return torch.matmul(e / e.sum(dim=-1, keepdim=True), v)
+    eager, comp = None, None
+    for dt, name in ((torch.float16, "f16"),):  # bf16 runs on the same tensor cores at the same rate
+        args = [x.to("cuda", dt) for x in base]
+        t = graph_time(fn, args, runs)
+        if eager is None or t < eager[1]:
+            eager = (name, t)
+        try:
+            torch._dynamo.reset()
+            t = graph_time(torch.compile(fn), args, runs)
+        except Exception as e:  # noqa: BLE001 - reported in the row, never hidden
+            print(f"# torch.compile failed ({name}): {str(e)[:200]}", file=sys.stderr)
+            continue
+        if comp is None or t < comp[1]:
+            comp = (name, t)
+    return eager, comp
+
+
+def main_gpu(mg, out, only, runs, target, budget):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "gpu_ref", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu", "torch_ref.py"))
+    gpu_ref = importlib.util.module_from_spec(spec)
+    sys.modules["gpu_ref"] = gpu_ref
+    spec.loader.exec_module(gpu_ref)
+    c = gpu_ref.ceilings()
+    bw, peak = c["copy_bytes_per_s"], c["f16_flops_per_s"]
+    print(f"# measured here: {torch.cuda.get_device_name()}, copy {bw / 1e9:.0f} GB/s, f16 matmul "
+          f"{peak / 1e12:.0f} TFLOP/s (8192^3); torch {torch.__version__}; tune --target {target}")
+    print("| chain | batch,M,N,K,H | tune s | total s | measured/space | rank corr (top picks) | tiling (tm,th,tn) "
+          "| verdict | kernel us | program us | vs program | eager us (dtype) | compile us (dtype) | vs best torch "
+          "| TFLOP/s | % f16 matmul |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    failed = 0
+    for kind, table in (("gemm", GEMM), ("attn", ATTN)):
+        for name, b, m, n, k, h in table:
+            if only and name not in only:
+                continue
+            prog = os.path.join(out, name + ".mu")
+            with open(prog, "w") as f:
+                f.write((gemm_program if kind == "gemm" else attention_program)(b, m, n, k, h))
+            t0 = time.perf_counter()
+            p = subprocess.run([mg, "tune", prog, "--target", target, "--out", os.path.join(out, name)]
+                               + (["--time-budget", budget] if budget else []), capture_output=True, text=True)
+            total = time.perf_counter() - t0
+            if p.returncode != 0 and not os.path.exists(os.path.join(out, name, "tune.json")):
+                print(f"| {name} | error (exit {p.returncode}): {p.stderr.strip()[:200]} |", flush=True)
+                failed += 1
+                continue
+            r = json.load(open(os.path.join(out, name, "tune.json")))
+            ch = r["chosen"]
+            kernel = r.get("kernel_s")
+            eager, comp = torch_gpu(kind, b, m, n, k, h, runs)
+            best = min(t for t in (eager[1], comp[1] if comp else None) if t is not None)
+            flops = 2.0 * b * m * n * (k + h)
+            corr = r["rank_correlation"]
+            us = lambda x: "-" if x is None else f"{x * 1e6:.1f}"  # noqa: E731
+            row = [name, f"{b},{m},{n},{k},{h}", f"{r['tune_seconds']:.1f}", f"{total:.1f}",
+                   f"{len(r['measured'])}/{r['space']['fit_memory']}",
+                   "-" if corr is None else f"{corr:.2f}",
+                   "-" if ch is None else f"{ch['tm']},{ch['th']},{ch['tn']}",
+                   r.get("verdict", "none"), us(kernel),
+                   "-" if kernel is None else us(r["program_s"]),
+                   "-" if kernel is None else f"{r['speedup']:.2f}x",
+                   f"{us(eager[1])} ({eager[0]})",
+                   "failed" if comp is None else f"{us(comp[1])} ({comp[0]})",
+                   "-" if kernel is None else f"{best / kernel:.2f}x",
+                   "-" if kernel is None else f"{flops / kernel / 1e12:.1f}",
+                   "-" if kernel is None else f"{100 * flops / kernel / peak:.1f}%"]
+            print("| " + " | ".join(row) + " |", flush=True)
+            failed += r.get("verdict") != "VERIFIED"
+    sys.exit(1 if failed else 0)
+
+
 def main():
     mg, out = sys.argv[1], sys.argv[2]
     only = [sys.argv[i + 1] for i, a in enumerate(sys.argv) if a == "--only"]
     runs = int(sys.argv[sys.argv.index("--runs") + 1]) if "--runs" in sys.argv else 20
     os.makedirs(out, exist_ok=True)
+    if "--target" in sys.argv and sys.argv[sys.argv.index("--target") + 1] != "cpu":
+        budget = sys.argv[sys.argv.index("--tune-budget") + 1] if "--tune-budget" in sys.argv else None
+        return main_gpu(mg, out, only, runs, sys.argv[sys.argv.index("--target") + 1], budget)
     c = ceilings()
     bw, peak = c["copy_bytes_per_s"], c["f32_flops_per_s"]
     print(f"# measured here: copy {bw / 1e9:.1f} GB/s, f32 matmul {peak / 1e9:.0f} GFLOP/s "

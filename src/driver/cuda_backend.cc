@@ -55,6 +55,15 @@ Result<std::unique_ptr<runtime::CudaModule>> load_cuda(
   return runtime::load_cuda_module(m, jit, std::move(device));
 }
 
+Status cuda_generates(const ir::KernelGraph& g, const target::Target& t) {
+  return generate_cuda({codegen::NamedGraph{"graph", &g}}, t).status();
+}
+
+std::function<Status(const ir::KernelGraph&)> backend_accepts(const target::Target& t) {
+  if (t.kind == target::Kind::kCpu) return {};
+  return [t](const ir::KernelGraph& g) { return cuda_generates(g, t); };
+}
+
 Result<std::vector<std::unique_ptr<runtime::CudaModule>>> load_cuda_each(
     const std::vector<codegen::NamedGraph>& graphs, const target::Target& t,
     const runtime::CudaJitOptions& jit, std::shared_ptr<runtime::CudaDevice> device) {

@@ -3,6 +3,7 @@
 // present, load it, run an entry on seeded random inputs, compare with the interpreter, time.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,14 @@ runtime::CudaJitOptions default_cuda_jit_options();
 // Validates every graph against `t` (a GPU target) and generates one CUDA module.
 Result<codegen::Module> generate_cuda(const std::vector<codegen::NamedGraph>& graphs,
                                       const target::Target& t);
+
+// Whether the CUDA generator takes `g` for `t`: its plan of shared memory (f32 intermediates)
+// can need more than the IR's estimate (ir::check_memory) allows. The generator's error, or ok.
+Status cuda_generates(const ir::KernelGraph& g, const target::Target& t);
+
+// The check search::TuneOptions::accepts wants for target `t`: cuda_generates for a GPU target,
+// none (empty) for the CPU.
+std::function<Status(const ir::KernelGraph&)> backend_accepts(const target::Target& t);
 
 // generate_cuda + nvcc for jit.archs: the shared object's path. Needs no GPU.
 Result<std::string> compile_cuda(const std::vector<codegen::NamedGraph>& graphs,

@@ -456,6 +456,7 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
       TuneOptions to;
       to.target = r.target;
       to.search = o.tune;
+      to.search.accepts = backend_accepts(r.target);
       to.seed = o.seed;
       to.jit = o.jit;
       to.cuda_jit = o.cuda_jit;
@@ -521,6 +522,20 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
   std::stable_sort(r.ranked.begin(), r.ranked.end(), [](const Variant& a, const Variant& b) {
     return a.cost.total_s < b.cost.total_s;
   });
+  // A variant the backend's code generator refuses (the CUDA generator's shared-memory plan,
+  // with f32 intermediates, can exceed what the search's estimate let through) could be neither
+  // measured nor handed out: it leaves the list, named in a note.
+  if (const auto accepts = backend_accepts(r.target)) {
+    std::vector<Variant> kept;
+    for (Variant& v : r.ranked) {
+      if (Status st = accepts(v.graph); !st.ok()) {
+        r.notes.push_back(v.label + " dropped: " + st.message());
+        continue;
+      }
+      kept.push_back(std::move(v));
+    }
+    r.ranked = std::move(kept);
+  }
   std::shared_ptr<runtime::CudaDevice> gpu;
   MG_RETURN_IF_ERROR(step("measure", [&](OptimizeReport::Step& s) -> Status {
     const Deadline dl = all.share(r.target.kind == target::Kind::kCpu ? kMeasureShareCpu

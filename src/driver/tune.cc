@@ -160,7 +160,9 @@ Result<TuneReport> tune(const ir::KernelGraph& program, const TuneOptions& o) {
                       "; tilings ranked by the cost model alone, nothing measured");
   }
   r.measured = static_cast<bool>(measure);
-  MG_ASSIGN_OR_RETURN(r.search, search::tune_chain(program, o.target, o.search, measure));
+  search::TuneOptions so = o.search;
+  so.accepts = backend_accepts(o.target);
+  MG_ASSIGN_OR_RETURN(r.search, search::tune_chain(program, o.target, so, measure));
 
   // Step 2: the fastest tilings first (the model's best when nothing was measured).
   std::vector<int> order(r.search.measured.size());
@@ -281,7 +283,7 @@ std::string tune_report_json(const TuneReport& r) {
   j["tune_seconds"] = t.seconds;
   j["measure_seconds"] = t.measure_seconds;
   j["rank_correlation"] = t.measured.size() >= 2 ? json(t.rank_correlation) : json(nullptr);
-  j["measured"] = r.measured;
+  j["timed"] = r.measured;  // "measured" above: the tilings timed while tuning
   j["device"] = r.device.empty() ? json(nullptr) : json(r.device);
   if (r.best) {
     const search::TunedTiling& b = r.chosen < 0 ? t.model_best : t.measured[static_cast<size_t>(r.chosen)];

@@ -46,8 +46,8 @@ Result<TuneResult> tune_chain(const ir::KernelGraph& program, const target::Targ
                                 t.max_registers_per_thread};
   std::map<Key, Modeled> model;
   std::vector<opt::ChainTiles> valid;
-  int64_t refused = 0;
-  std::string first_refusal;
+  int64_t refused = 0, backend_refused = 0;
+  std::string first_refusal, first_backend_refusal;
   for (const opt::ChainTiles& ct : r.space.tiles) {
     if (now_s() - start > o.time_limit_s && !valid.empty()) break;  // a huge space: rank what there is
     auto lowered = opt::tile_chain(program, ct);
@@ -57,6 +57,12 @@ Result<TuneResult> tune_chain(const ir::KernelGraph& program, const target::Targ
     }
     ir::KernelGraph g = std::move(lowered).value();
     if (!ir::check_memory(g, limits).ok()) continue;
+    if (o.accepts) {
+      if (Status st = o.accepts(g); !st.ok()) {
+        if (backend_refused++ == 0) first_backend_refusal = ct.to_string() + ": " + st.message();
+        continue;
+      }
+    }
     const double s = opt::estimate(g, t).total_s;
     model[key_of(ct)] = Modeled{ct, std::move(g), s};
     valid.push_back(ct);
@@ -64,6 +70,9 @@ Result<TuneResult> tune_chain(const ir::KernelGraph& program, const target::Targ
   r.estimated = static_cast<int64_t>(valid.size());
   if (refused > 0)
     r.notes.push_back(std::to_string(refused) + " tiling(s) did not lower (first: " + first_refusal + ")");
+  if (backend_refused > 0)
+    r.notes.push_back(std::to_string(backend_refused) + " tiling(s) the backend's code generator refused (first: " +
+                      first_backend_refusal + ")");
   if (valid.size() < r.space.tiles.size() && now_s() - start > o.time_limit_s)
     r.notes.push_back("the time limit passed while the model ranked the space: " +
                       std::to_string(valid.size()) + " of " + std::to_string(r.space.tiles.size()) +

@@ -5,7 +5,10 @@
 #include <filesystem>
 #include <fstream>
 
+#include "driver/cuda_backend.h"
 #include "driver/optimize.h"
+#include "driver/tune.h"
+#include "ir/text.h"
 
 namespace mugraph {
 namespace {
@@ -97,6 +100,38 @@ TEST(Optimize, GpuTargetGeneratesCudaAndMeasuresOnlyWithAGpu) {
   ASSERT_TRUE(driver::write_optimize_results(*r, lora(), dir.string()).ok());
   EXPECT_TRUE(fs::exists(dir / "best.cu"));
   EXPECT_FALSE(fs::exists(dir / "best_cpu.cc"));
+}
+
+// MCFuser's G7 chain (512 x 512, K = H = 128) in bf16: for h100 some tilings need more shared
+// memory than the CUDA generator's plan allows (the bf16 product A B stays an f32 tile there:
+// WMMA has no bf16 accumulator), though the IR's estimate lets them through. tune must rank
+// (and, on a GPU, measure) only what the generator takes, and hand out a kernel that generates;
+// it once handed out such a tiling, or on a GPU failed ("the block graph needs 241664 bytes of
+// shared memory per block", the f16 chain before its product was stored in f16).
+TEST(Tune, GpuTargetRanksOnlyTilingsTheCudaGeneratorTakes) {
+  auto program = ir::parse_graph(R"(
+input A : bf16[512, 128]
+input B : bf16[128, 512]
+input D : bf16[512, 128]
+C = matmul(A, B)
+E = matmul(C, D)
+output E
+)");
+  ASSERT_TRUE(program.ok()) << program.status().message();
+  driver::TuneOptions o;
+  o.target = target::h100();
+  o.search.time_limit_s = 20;
+  auto r = driver::tune(*program, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  bool named = false;
+  for (const std::string& n : r->search.notes)
+    named |= n.find("code generator refused") != std::string::npos &&
+             n.find("shared memory") != std::string::npos;
+  EXPECT_TRUE(named) << "no tiling of G7 was refused: the test no longer covers the refusal";
+  ASSERT_TRUE(r->best.has_value());
+  EXPECT_TRUE(driver::cuda_generates(*r->best, o.target).ok());
+  EXPECT_TRUE(driver::cuda_generates(r->search.model_best.graph, o.target).ok());
+  for (const auto& m : r->search.measured) EXPECT_TRUE(driver::cuda_generates(m.graph, o.target).ok());
 }
 
 TEST(Optimize, InvalidProgramIsRefused) {

@@ -225,6 +225,47 @@ TEST(TuneChain, ConvergesAndMeasuresEachTilingOnce) {
   EXPECT_LE(model_only->model_best.model_s, r->measured[static_cast<size_t>(r->best)].model_s);
 }
 
+TEST(TuneChain, TilingsTheBackendRefusesAreNeitherRankedNorMeasured) {
+  const ir::KernelGraph program = parse_ok(kChain);
+  const target::Target t = fixed_cpu();
+  search::TuneOptions o;
+  o.population = 16;
+  o.measure_top = 4;
+  // A backend that refuses the tilings of more than 32 rows per block (as the CUDA generator
+  // refuses those whose shared-memory plan is too large).
+  auto all = search::tune_chain(program, t, o, {});
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  std::set<std::string> refused_graphs;
+  for (const opt::ChainTiles& ct : all->space.tiles) {
+    auto g = opt::tile_chain(program, ct);
+    if (g.ok() && ct.m > 32) refused_graphs.insert(ir::print_graph(*g));
+  }
+  o.accepts = [&](const ir::KernelGraph& g) -> Status {
+    if (refused_graphs.count(ir::print_graph(g))) return error("too big for this backend");
+    return {};
+  };
+  int measured = 0;
+  auto count = [&](const std::vector<const ir::KernelGraph*>& gs) -> Result<std::vector<double>> {
+    std::vector<double> out;
+    for (const ir::KernelGraph* g : gs) {
+      EXPECT_EQ(refused_graphs.count(ir::print_graph(*g)), 0u) << "a refused tiling was measured";
+      ++measured;
+      out.push_back(opt::estimate(*g, t).total_s);
+    }
+    return out;
+  };
+  auto r = search::tune_chain(program, t, o, count);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_FALSE(refused_graphs.empty());
+  EXPECT_GT(measured, 0);
+  EXPECT_EQ(refused_graphs.count(ir::print_graph(r->model_best.graph)), 0u);
+  EXPECT_LT(r->estimated, all->estimated);
+  bool named = false;
+  for (const std::string& n : r->notes) named |= n.find("too big for this backend") != std::string::npos;
+  EXPECT_TRUE(named);
+  for (const auto& m : r->measured) EXPECT_LE(m.tiles.m, 32);
+}
+
 TEST(TuneChain, ReversedMeasurementGivesNegativeCorrelation) {
   const ir::KernelGraph program = parse_ok(kChain);
   const target::Target t = fixed_cpu();

@@ -111,8 +111,10 @@ void emit_sum(Writer& w, const ir::OpAttrs& a, const Operand& in, const Operand&
 
 void emit_matmul_tile(Writer& w, const std::vector<Operand>& in, const Operand& out,
                       const std::string& accumulate) {
-  MG_CHECK(out.dtype == ir::DType::kF32, "block matmul output must be an f32 tile");
   const bool concat = in.size() == 4;
+  MG_CHECK(out.dtype == ir::DType::kF32 ||
+               (out.dtype == ir::DType::kF16 && !concat && accumulate == "false"),
+           "block matmul output must be an f32 tile, or an f16 one written once");
   const int r = out.shape.rank;
   const int64_t m = out.shape[r - 2], n = out.shape[r - 1];
   ir::Shape batch;

@@ -53,9 +53,8 @@ class BlockKernel {
       for (ir::TensorId in : bg_.nodes[i].inputs) readers[static_cast<size_t>(in)].push_back(i);
     // Operands computed for tensor cores: an intermediate read only by matmuls is stored in the
     // kernel's 16-bit input type (when all inputs share one), as the unfused program would
-    // store it in device memory, so that mg::matmul_tile can use tensor cores. Not a matmul's
-    // own result (LoRA's (X A) B): mg::matmul_tile writes f32 tiles only, so the chained
-    // matmul reads it in f32 (SIMT).
+    // store it in device memory, so that mg::matmul_tile can use tensor cores (matmul results:
+    // below).
     std::optional<ir::DType> half;
     for (const ir::TensorType& t : bg_.input_types) {
       if (t.dtype == ir::DType::kF32 || (half && *half != t.dtype)) {
@@ -74,6 +73,25 @@ class BlockKernel {
             dtype_[static_cast<size_t>(t)] = *half;
         }
       }
+    // Also stored in its declared type: a 16-bit tensor that any matmul reads (attention's
+    // exp(S), read by the row sum too) and an f16 matmul result that a matmul reads (the GEMM
+    // chain's (A B) D, LoRA's (X A) B). The float check verified the uGraph with every block
+    // tensor rounded to its declared type (verify/interpret.h, eval_block_op), as the unfused
+    // program stores it in device memory, so this is the verified arithmetic, and tensor cores
+    // then take the chained matmul instead of an f32 x f16 SIMT loop. A matmul result only as
+    // f16 (WMMA rounds its f32 accumulator into an f16 fragment; there is no bf16 one) and only
+    // from one product written once (concat_matmul's second term adds into the first's f32).
+    for (const ir::BlockNode& n : bg_.nodes) {
+      if (n.kind != BlockNodeKind::kCompute && n.kind != BlockNodeKind::kThreadGraph) continue;
+      for (ir::TensorId t : n.outputs) {
+        const ir::DType declared = bg_.tensors[static_cast<size_t>(t)].type.dtype;
+        if (declared != ir::DType::kF16 && declared != ir::DType::kBF16) continue;
+        if (is_matmul(n) && (declared != ir::DType::kF16 || n.inputs.size() != 2)) continue;
+        const auto& r = readers[static_cast<size_t>(t)];
+        if (std::any_of(r.begin(), r.end(), [&](size_t i) { return is_matmul(node(i)); }))
+          dtype_[static_cast<size_t>(t)] = declared;
+      }
+    }
     // A matmul whose result only feeds a summing accumulator accumulates straight into it
     // (tensor-core fragments load the accumulator, add, store back): no temporary tile, no
     // separate accumulation pass.

@@ -36,25 +36,28 @@ struct Mat {
   int s0, s1;
 };
 
-// C[m, n] = A[m, k] x B[k, n] (or += with `accumulate`), f32 accumulation, C in f32.
+// C[m, n] = A[m, k] x B[k, n] (or += with `accumulate`), f32 accumulation, C in f32 or (a
+// block tensor stored in its declared 16-bit type) f16/bf16, rounded once at the end.
 // SIMT form: each thread owns output elements tid, tid + blockDim, ...
-template <class TA, class TB>
+template <class TA, class TB, class TC>
 __device__ __forceinline__ void matmul_simt(int m, int n, int k, Mat<const TA> a, Mat<const TB> b,
-                                            Mat<float> c, bool accumulate) {
+                                            Mat<TC> c, bool accumulate) {
   for (int e = static_cast<int>(threadIdx.x); e < m * n; e += static_cast<int>(blockDim.x)) {
     const int i = e / n, j = e - i * n;
-    float acc = accumulate ? c.p[i * c.s0 + j * c.s1] : 0.f;
+    float acc = accumulate ? ld(c.p[i * c.s0 + j * c.s1]) : 0.f;
     for (int q = 0; q < k; ++q) acc += ld(a.p[i * a.s0 + q * a.s1]) * ld(b.p[q * b.s0 + j * b.s1]);
-    c.p[i * c.s0 + j * c.s1] = acc;
+    c.p[i * c.s0 + j * c.s1] = st<TC>(acc);
   }
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
 // Tensor-core form: each warp owns FMxFN output tiles warp, warp + warps, ...; LA/LB are A's and
 // B's WMMA layouts (p.a / p.b), C's is p.c. Every fragment starts at mg::fragment_offset, the
-// function mg::plan_wmma checked for 32-byte alignment (mg_fragment.cuh).
-template <int FM, int FN, class T, class LA, class LB>
-__device__ __forceinline__ void matmul_wmma(int m, int n, int k, const T* a, const T* b, float* c,
+// function mg::plan_wmma checked for 32-byte alignment (mg_fragment.cuh). An f16 C (TC = f16,
+// never accumulated into) takes the f32 accumulator rounded element by element into an f16
+// accumulator fragment of the same shape.
+template <int FM, int FN, class T, class LA, class LB, class TC>
+__device__ __forceinline__ void matmul_wmma(int m, int n, int k, const T* a, const T* b, TC* c,
                                             const WmmaPlan& p, bool accumulate) {
   using namespace nvcuda;
   const int warp = static_cast<int>(threadIdx.x) / 32, warps = static_cast<int>(blockDim.x) / 32;
@@ -62,12 +65,16 @@ __device__ __forceinline__ void matmul_wmma(int m, int n, int k, const T* a, con
   const wmma::layout_t lc = p.c.major == kRowMajor ? wmma::mem_row_major : wmma::mem_col_major;
   for (int t = warp; t < tiles; t += warps) {
     const int i = (t / tn) * FM, j = (t % tn) * FN;
-    float* const ct = c + fragment_offset(p.c, i, j);
+    TC* const ct = c + fragment_offset(p.c, i, j);
     wmma::fragment<wmma::accumulator, FM, FN, 16, float> acc;
-    if (accumulate)
-      wmma::load_matrix_sync(acc, ct, static_cast<unsigned>(p.c.ld), lc);
-    else
+    if constexpr (std::is_same<TC, float>::value) {
+      if (accumulate)
+        wmma::load_matrix_sync(acc, ct, static_cast<unsigned>(p.c.ld), lc);
+      else
+        wmma::fill_fragment(acc, 0.f);
+    } else {
       wmma::fill_fragment(acc, 0.f);
+    }
     for (int q = 0; q < k; q += 16) {
       wmma::fragment<wmma::matrix_a, FM, FN, 16, T, LA> fa;
       wmma::fragment<wmma::matrix_b, FM, FN, 16, T, LB> fb;
@@ -75,24 +82,30 @@ __device__ __forceinline__ void matmul_wmma(int m, int n, int k, const T* a, con
       wmma::load_matrix_sync(fb, b + fragment_offset(p.b, q, j), static_cast<unsigned>(p.b.ld));
       wmma::mma_sync(acc, fa, fb, acc);
     }
-    wmma::store_matrix_sync(ct, acc, static_cast<unsigned>(p.c.ld), lc);
+    if constexpr (std::is_same<TC, float>::value) {
+      wmma::store_matrix_sync(ct, acc, static_cast<unsigned>(p.c.ld), lc);
+    } else {
+      wmma::fragment<wmma::accumulator, FM, FN, 16, TC> out;
+      for (int e = 0; e < out.num_elements; ++e) out.x[e] = st<TC>(acc.x[e]);
+      wmma::store_matrix_sync(ct, out, static_cast<unsigned>(p.c.ld), lc);
+    }
   }
 }
 
-template <int FM, int FN, class T>
+template <int FM, int FN, class T, class TC>
 __device__ __forceinline__ void matmul_wmma_any(int m, int n, int k, const T* a, const T* b,
-                                                float* c, const WmmaPlan& p, bool accumulate) {
+                                                TC* c, const WmmaPlan& p, bool accumulate) {
   using nvcuda::wmma::col_major;
   using nvcuda::wmma::row_major;
   const bool ar = p.a.major == kRowMajor, br = p.b.major == kRowMajor;
   if (ar && br)
-    matmul_wmma<FM, FN, T, row_major, row_major>(m, n, k, a, b, c, p, accumulate);
+    matmul_wmma<FM, FN, T, row_major, row_major, TC>(m, n, k, a, b, c, p, accumulate);
   else if (ar)
-    matmul_wmma<FM, FN, T, row_major, col_major>(m, n, k, a, b, c, p, accumulate);
+    matmul_wmma<FM, FN, T, row_major, col_major, TC>(m, n, k, a, b, c, p, accumulate);
   else if (br)
-    matmul_wmma<FM, FN, T, col_major, row_major>(m, n, k, a, b, c, p, accumulate);
+    matmul_wmma<FM, FN, T, col_major, row_major, TC>(m, n, k, a, b, c, p, accumulate);
   else
-    matmul_wmma<FM, FN, T, col_major, col_major>(m, n, k, a, b, c, p, accumulate);
+    matmul_wmma<FM, FN, T, col_major, col_major, TC>(m, n, k, a, b, c, p, accumulate);
 }
 #endif
 
@@ -100,31 +113,38 @@ __device__ __forceinline__ void matmul_wmma_any(int m, int n, int k, const T* a,
 // fragment shape with every fragment pointer 32-byte aligned (f16 or bf16 operands of one type,
 // row- or column-major, k a multiple of 16) and the architecture has them; SIMT otherwise. The
 // choice depends only on the arguments, so every thread of the block takes the same branch.
-template <class TA, class TB>
+// C is f32, or f16 (a block tensor stored in its declared type, written once: tensor cores
+// round the f32 accumulator into it; no `accumulate`).
+template <class TA, class TB, class TC>
 __device__ __forceinline__ void matmul_tile(int m, int n, int k, Mat<const TA> a, Mat<const TB> b,
-                                            Mat<float> c, bool accumulate) {
+                                            Mat<TC> c, bool accumulate) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  // WMMA has f32 and f16 accumulator fragments only: a bf16 C takes the SIMT form.
   constexpr bool tc_types = std::is_same<TA, TB>::value &&
-                            (std::is_same<TA, f16>::value || std::is_same<TA, bf16>::value);
+                            (std::is_same<TA, f16>::value || std::is_same<TA, bf16>::value) &&
+                            (std::is_same<TC, float>::value || std::is_same<TC, f16>::value);
+  // An f16 C accumulated into takes the SIMT form (it is never emitted so).
   if constexpr (tc_types) {
-    const WmmaPlan p = plan_wmma(true, m, n, k, a.s0, a.s1, b.s0, b.s1, c.s0, c.s1,
-                                 reinterpret_cast<uintptr_t>(a.p), reinterpret_cast<uintptr_t>(b.p),
-                                 reinterpret_cast<uintptr_t>(c.p));
-    if (p.fm == 16) {
-      matmul_wmma_any<16, 16, TA>(m, n, k, a.p, b.p, c.p, p, accumulate);
-      return;
-    }
-    if (p.fm == 8) {
-      matmul_wmma_any<8, 32, TA>(m, n, k, a.p, b.p, c.p, p, accumulate);
-      return;
-    }
-    if (p.fm == 32) {
-      matmul_wmma_any<32, 8, TA>(m, n, k, a.p, b.p, c.p, p, accumulate);
-      return;
+    if (std::is_same<TC, float>::value || !accumulate) {
+      const WmmaPlan p = plan_wmma(true, m, n, k, a.s0, a.s1, b.s0, b.s1, c.s0, c.s1,
+                                   reinterpret_cast<uintptr_t>(a.p), reinterpret_cast<uintptr_t>(b.p),
+                                   reinterpret_cast<uintptr_t>(c.p), static_cast<int>(sizeof(TC)));
+      if (p.fm == 16) {
+        matmul_wmma_any<16, 16, TA>(m, n, k, a.p, b.p, c.p, p, accumulate);
+        return;
+      }
+      if (p.fm == 8) {
+        matmul_wmma_any<8, 32, TA>(m, n, k, a.p, b.p, c.p, p, accumulate);
+        return;
+      }
+      if (p.fm == 32) {
+        matmul_wmma_any<32, 8, TA>(m, n, k, a.p, b.p, c.p, p, accumulate);
+        return;
+      }
     }
   }
 #endif
-  matmul_simt<TA, TB>(m, n, k, a, b, c, accumulate);
+  matmul_simt<TA, TB, TC>(m, n, k, a, b, c, accumulate);
 }
 
 }  // namespace mg

@@ -268,7 +268,11 @@ template <class Use, int M, int N, int K, class T, class Layout = void> struct f
                 "WMMA supports the shapes 16x16x16, 8x32x16 and 32x8x16 for 16-bit inputs");
   static constexpr int rows = frag_dims<Use, M, N, K>::rows, cols = frag_dims<Use, M, N, K>::cols;
   static constexpr int num_elements = rows * cols;
-  float x[rows * cols];  // row-major values
+  // Row-major values: f32, except an f16 accumulator (what a kernel rounds its f32 result into
+  // element by element before storing it to an f16 tile).
+  using element_type = std::conditional_t<
+      std::is_same<Use, accumulator>::value && std::is_same<T, __half>::value, __half, float>;
+  element_type x[rows * cols];
 };
 
 namespace detail {
@@ -315,10 +319,11 @@ MG_HOST_NOINSTR inline void load_matrix_sync(fragment<accumulator, M, N, K, floa
   detail::check_pointer("load_matrix_sync (accumulator)", p, ldm);
   detail::load(f.x, f.rows, f.cols, p, ldm, l == mem_row_major);
 }
-template <int M, int N, int K>
-MG_HOST_NOINSTR inline void store_matrix_sync(float* p,
-                                              const fragment<accumulator, M, N, K, float>& f,
+template <int M, int N, int K, class T>
+MG_HOST_NOINSTR inline void store_matrix_sync(T* p, const fragment<accumulator, M, N, K, T>& f,
                                               unsigned ldm, layout_t l) {
+  static_assert(std::is_same<T, float>::value || std::is_same<T, __half>::value,
+                "WMMA accumulators are f32 or f16");
   detail::check_pointer("store_matrix_sync", p, ldm);
   ::mg_host::warp_sync();
   const int lane = ::mg_host::lane();
@@ -327,8 +332,8 @@ MG_HOST_NOINSTR inline void store_matrix_sync(float* p,
       const int e = i * f.cols + j;
       if (e % 32 != lane)
         continue;
-      float* q = l == mem_row_major ? p + i * ldm + j : p + i + j * ldm;
-      ::mg_host::check_access(q, sizeof(float), true);
+      T* q = l == mem_row_major ? p + i * ldm + j : p + i + j * ldm;
+      ::mg_host::check_access(q, sizeof(T), true);
       *q = f.x[e];
     }
 }

@@ -47,8 +47,8 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
   mg::f16* const s_v_buf = reinterpret_cast<mg::f16*>(smem + 131072);  // [1, 64, 64], 2 buffers
   float* const s_qk = reinterpret_cast<float*>(smem + 0);  // [1, 128, 64]
   float* const s_s = reinterpret_cast<float*>(smem + 32768);  // [1, 128, 64]
-  float* const s_e = reinterpret_cast<float*>(smem + 0);  // [1, 128, 64]
-  float* const s_d = reinterpret_cast<float*>(smem + 32768);  // [1, 128, 1]
+  mg::f16* const s_e = reinterpret_cast<mg::f16*>(smem + 0);  // [1, 128, 64]
+  float* const s_d = reinterpret_cast<float*>(smem + 16384);  // [1, 128, 1]
   float* const s_nacc = reinterpret_cast<float*>(smem + 65536);  // [1, 128, 64] column-major
   float* const s_dacc = reinterpret_cast<float*>(smem + 147456);  // [1, 128, 1]
   float* const s_np = reinterpret_cast<float*>(smem + 0);  // [1, 128, 1, 64]
@@ -91,7 +91,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
     for (int e = threadIdx.x; e < 8192; e += blockDim.x) {
       const int i1 = (e / 64);
       const int i2 = (e % 64);
-      s_e[i1 * 64 + i2] = mg::st<float>(expf(mg::ld(s_s[i1 * 64 + i2])));
+      s_e[i1 * 64 + i2] = mg::st<mg::f16>(expf(mg::ld(s_s[i1 * 64 + i2])));
     }
     __syncthreads();
     // d = sum(e)
@@ -104,7 +104,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
     }
     // nacc (+)= matmul(e, v), accumulated in place of n
     for (int b0 = 0; b0 < 1; ++b0) {
-      mg::matmul_tile(128, 64, 64, mg::Mat<const float>{s_e + 0, 64, 1}, mg::Mat<const mg::f16>{s_v + 0, 64, 1}, mg::Mat<float>{s_nacc + 0, 1, 128}, it > 0);
+      mg::matmul_tile(128, 64, 64, mg::Mat<const mg::f16>{s_e + 0, 64, 1}, mg::Mat<const mg::f16>{s_v + 0, 64, 1}, mg::Mat<float>{s_nacc + 0, 1, 128}, it > 0);
     }
     __syncthreads();
     // nacc = accumulator(n, fmap=phi): accumulated by the matmul above
