@@ -96,7 +96,7 @@ if [ "$mcfuser" = 1 ]; then
   # Tuned kernels and reports under /tmp: only the table comes back in $OUT.
   set -o pipefail
   python3 "$root/bench/mcfuser/chains.py" "$root/.gpu/mugraph" /tmp/bench_mcfuser --target "$target" \
-    --runs "$runs" --tune-budget "$budget" | tee "$out/mcfuser.md"
+    --runs "$runs" --tune-budget "$budget" --step-timeout "$step" | tee "$out/mcfuser.md"
   exit $?
 fi
 # shellcheck source=bench/search_options.sh

@@ -4,14 +4,16 @@
 in this one run.
 
 Usage (the project's .venv python; bench/mcfuser/run.sh builds first):
-  chains.py MUGRAPH OUT_DIR [--only NAME]... [--runs N] [--target h100|h200 [--tune-budget S]]
+  chains.py MUGRAPH OUT_DIR [--only NAME]... [--runs N]
+            [--target h100|h200 [--tune-budget S] [--step-timeout S]]
 
 --target h100|h200 (on a GPU machine, with the PyTorch there; bench/gpu/run.sh --mcfuser): `tune
 --target T` measures the tilings and the program on the GPU; PyTorch eager and torch.compile in
 f16 on CUDA, every contestant replayed from a CUDA graph (bench/gpu/torch_ref.py's
 timing), against the device's measured f16 matmul rate; the all-tilings run is skipped there
 (one nvcc per tiling), so the rank correlation is over the measured top picks. --tune-budget S
-is passed to `tune --time-budget` (the search's seconds; certify and the final timing come after).
+is passed to `tune --time-budget` (the search's seconds; certify and the final timing come after);
+--step-timeout S stops a chain's whole `tune` after S seconds (the row says so).
 
 For each configuration: writes OUT_DIR/NAME.mu (f16, the paper's precision), runs
 `MUGRAPH tune NAME.mu --out OUT_DIR/NAME` (tuning, certify, the kernel timed against the
@@ -121,7 +123,7 @@ def torch_gpu(kind, b, m, n, k, h, runs):
     return eager, comp
 
 
-def main_gpu(mg, out, only, runs, target, budget):
+def main_gpu(mg, out, only, runs, target, budget, step):
     import importlib.util
     spec = importlib.util.spec_from_file_location(
         "gpu_ref", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "gpu", "torch_ref.py"))
@@ -145,8 +147,14 @@ def main_gpu(mg, out, only, runs, target, budget):
             with open(prog, "w") as f:
                 f.write((gemm_program if kind == "gemm" else attention_program)(b, m, n, k, h))
             t0 = time.perf_counter()
-            p = subprocess.run([mg, "tune", prog, "--target", target, "--out", os.path.join(out, name)]
-                               + (["--time-budget", budget] if budget else []), capture_output=True, text=True)
+            try:
+                p = subprocess.run([mg, "tune", prog, "--target", target, "--out", os.path.join(out, name)]
+                                   + (["--time-budget", budget] if budget else []), capture_output=True,
+                                   text=True, timeout=step)
+            except subprocess.TimeoutExpired:
+                print(f"| {name} | tune stopped after {step} s (--step-timeout) |", flush=True)
+                failed += 1
+                continue
             total = time.perf_counter() - t0
             if p.returncode != 0 and not os.path.exists(os.path.join(out, name, "tune.json")):
                 print(f"| {name} | error (exit {p.returncode}): {p.stderr.strip()[:200]} |", flush=True)
@@ -184,7 +192,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     if "--target" in sys.argv and sys.argv[sys.argv.index("--target") + 1] != "cpu":
         budget = sys.argv[sys.argv.index("--tune-budget") + 1] if "--tune-budget" in sys.argv else None
-        return main_gpu(mg, out, only, runs, sys.argv[sys.argv.index("--target") + 1], budget)
+        step = float(sys.argv[sys.argv.index("--step-timeout") + 1]) if "--step-timeout" in sys.argv else None
+        return main_gpu(mg, out, only, runs, sys.argv[sys.argv.index("--target") + 1], budget, step)
     c = ceilings()
     bw, peak = c["copy_bytes_per_s"], c["f32_flops_per_s"]
     print(f"# measured here: copy {bw / 1e9:.1f} GB/s, f32 matmul {peak / 1e9:.0f} GFLOP/s "

@@ -70,16 +70,20 @@ Result<TuneResult> tune_chain(const ir::KernelGraph& program, const target::Targ
   r.estimated = static_cast<int64_t>(valid.size());
   if (refused > 0)
     r.notes.push_back(std::to_string(refused) + " tiling(s) did not lower (first: " + first_refusal + ")");
-  if (backend_refused > 0)
-    r.notes.push_back(std::to_string(backend_refused) + " tiling(s) the backend's code generator refused (first: " +
-                      first_backend_refusal + ")");
+  const std::string backend_note =
+      backend_refused == 0 ? std::string()
+                           : std::to_string(backend_refused) +
+                                 " tiling(s) the backend's code generator refused (first: " +
+                                 first_backend_refusal + ")";
+  if (!backend_note.empty()) r.notes.push_back(backend_note);
   if (valid.size() < r.space.tiles.size() && now_s() - start > o.time_limit_s)
     r.notes.push_back("the time limit passed while the model ranked the space: " +
                       std::to_string(valid.size()) + " of " + std::to_string(r.space.tiles.size()) +
                       " tilings ranked");
   if (valid.empty())
     return error("tune: no tiling of the chain (", r.chain.dims.to_string(),
-                 ") fits the target: ", r.space.counts.to_string());
+                 ") fits the target: ", r.space.counts.to_string(),
+                 backend_note.empty() ? std::string() : "; " + backend_note);
   for (const opt::ChainTiles& ct : valid) {
     const Modeled& m = model.at(key_of(ct));
     if (r.model_best.graph.ops.empty() || m.model_s < r.model_best.model_s)

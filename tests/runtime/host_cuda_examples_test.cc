@@ -92,6 +92,38 @@ TEST(HostCudaExamples, Transposes) {
   EXPECT_EQ(run_graphs({*g}, {"transposes"}, target::h100()).size(), 1u);
 }
 
+// A GEMM chain E = (A B) D in one block graph (MCFuser's tiling, reduced): the f16 product C is
+// stored as f16 (its declared type) and read by the second matmul, both on tensor cores. The
+// first matmul's f32 accumulator is rounded into an f16 fragment (mg_tile.cuh matmul_wmma);
+// the run must match the float64 interpreter.
+TEST(HostCudaExamples, GemmChainProductStaysF16OnTensorCores) {
+  auto g = ir::parse_graph(R"(
+input A : f16[64, 32]
+input B : f16[32, 64]
+input D : f16[64, 32]
+E = graph_defined(A, B, D, grid=[2, 1, 1], forloop=2) {
+  A_t = input_iterator(A, imap={x:0}, fmap=phi)
+  B_t = input_iterator(B, imap={}, fmap=1)
+  D_t = input_iterator(D, imap={}, fmap=0)
+  C = matmul(A_t, B_t)
+  t4 = matmul(C, D_t)
+  E = accumulator(t4, fmap=phi)
+  output_saver(E, omap={x:0})
+}
+output E
+)");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  auto src = driver::generate_cuda({codegen::NamedGraph{"chain", &*g}}, target::h100());
+  ASSERT_TRUE(src.ok()) << src.status().message();
+  EXPECT_NE(src->source.find("mg::Mat<mg::f16>{s_C + 0"), std::string::npos)
+      << "the product is not an f16 tile:\n" << src->source;
+  EXPECT_NE(src->source.find("mg::Mat<const mg::f16>{s_C + 0"), std::string::npos);
+  const auto runs = run_graphs({*g}, {"gemm_chain"}, target::h100());
+  ASSERT_EQ(runs.size(), 1u);
+  // Both products on tensor cores: 2 blocks x 2 iterations x (4 fragments x 2 k steps, twice).
+  EXPECT_EQ(runs[0].wmma_mmas, 2 * 2 * (4 * 2 + 4 * 2));
+}
+
 // Every file of examples/ has its reduced copy here (and is run by a test above).
 TEST(HostCudaExamples, EveryExampleHasAReducedCopy) {
   namespace fs = std::filesystem;

@@ -123,7 +123,7 @@ class BlockKernel {
       double_buffer_ = false;
     }
     return error(where, ": the block graph needs ", memory_.total_bytes,
-                 " bytes of shared memory per block (planned, f32 intermediates), the target "
+                 " bytes of shared memory per block (planned; intermediates no matmul reads in 16 bits are f32), the target "
                  "allows ",
                  opt_.shared_limit);
   }

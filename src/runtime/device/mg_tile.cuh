@@ -86,6 +86,11 @@ __device__ __forceinline__ void matmul_wmma(int m, int n, int k, const T* a, con
       wmma::store_matrix_sync(ct, acc, static_cast<unsigned>(p.c.ld), lc);
     } else {
       wmma::fragment<wmma::accumulator, FM, FN, 16, TC> out;
+      // Element e of both accumulators is the same (row, col): they share the accumulator
+      // register layout on sm_80/sm_90 (the mapping is not specified by the CUDA guide; the GPU
+      // tests and tune's check of every timed kernel against the program are what hold it).
+      static_assert(decltype(out)::num_elements == decltype(acc)::num_elements,
+                    "f32 and f16 accumulator fragments of one shape hold the same elements");
       for (int e = 0; e < out.num_elements; ++e) out.x[e] = st<TC>(acc.x[e]);
       wmma::store_matrix_sync(ct, out, static_cast<unsigned>(p.c.ld), lc);
     }

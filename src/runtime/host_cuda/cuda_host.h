@@ -339,8 +339,12 @@ MG_HOST_NOINSTR inline void store_matrix_sync(T* p, const fragment<accumulator, 
 }
 template <class Use, int M, int N, int K, class T, class L>
 inline void fill_fragment(fragment<Use, M, N, K, T, L>& f, float v) {
-  for (float& x : f.x)
-    x = v;
+  for (auto& x : f.x) {
+    if constexpr (std::is_same<std::decay_t<decltype(x)>, __half>::value)
+      x = __float2half_rn(v);
+    else
+      x = v;
+  }
 }
 // d = a b + c, f32 accumulation in k order.
 template <int M, int N, int K, class T, class LA, class LB>
