@@ -523,8 +523,8 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
     return a.cost.total_s < b.cost.total_s;
   });
   // A variant the backend's code generator refuses (the CUDA generator's shared-memory plan,
-  // with f32 intermediates, can exceed what the search's estimate let through) could be neither
-  // measured nor handed out: it leaves the list, named in a note.
+  // with f32 tiles for some intermediates, can exceed what the search's estimate let through)
+  // could be neither measured nor handed out: it leaves the list, named in a note.
   if (const auto accepts = backend_accepts(r.target)) {
     std::vector<Variant> kept;
     for (Variant& v : r.ranked) {

@@ -36,8 +36,8 @@ struct TuneOptions {
   double time_limit_s = 60;
   uint64_t seed = 1;
   // The backend's own check of a lowered tiling (empty: none). The CUDA generator plans shared
-  // memory with f32 intermediates, more than the IR's estimate: a tiling it refuses could be
-  // neither measured nor handed out, so it is counted and named, never ranked.
+  // memory with f32 tiles for some intermediates, more than the IR's estimate: a tiling it
+  // refuses could be neither measured nor handed out, so it is counted and named, never ranked.
   std::function<Status(const ir::KernelGraph&)> accepts;
 };
 
