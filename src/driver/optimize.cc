@@ -37,18 +37,31 @@ Variant make_variant(std::string label, ir::KernelGraph g, const target::Target&
 }
 
 // Step 2: whole-program variants from the per-part candidates, top n by the model.
+// `refused` (appended to): candidates the backend's code generator does not take
+// (backend_accepts), which are skipped so that they take no variant's place.
 std::vector<Variant> make_variants(const ir::KernelGraph& program,
                                    const search::SuperoptimizeResult& s, const target::Target& t,
-                                   int top_n) {
+                                   int top_n, std::vector<std::string>& refused) {
   const ir::Partition& p = s.partition;
   const size_t parts = p.parts.size();
+  const auto accepts = backend_accepts(t);
+  // Per part: which candidates the backend takes.
+  std::vector<std::vector<bool>> ok(parts);
+  for (size_t k = 0; k < parts; ++k)
+    for (const auto& c : s.parts[k].candidates) {
+      Status st = accepts ? accepts(c.graph) : Status{};
+      if (!st.ok()) refused.push_back(st.message());
+      ok[k].push_back(st.ok());
+    }
   std::vector<ir::KernelGraph> base;  // per part: its best candidate or itself, by the model
   for (size_t k = 0; k < parts; ++k) {
     const auto& cands = s.parts[k].candidates;
     const ir::KernelGraph& own = p.parts[k].program;
-    const bool cand_wins = !cands.empty() && cands.front().model_seconds <
-                                                 opt::estimate(own, t).total_s;
-    base.push_back(cand_wins ? cands.front().graph : own);
+    size_t first = 0;
+    while (first < cands.size() && !ok[k][first]) ++first;
+    const bool cand_wins = first < cands.size() && cands[first].model_seconds <
+                                                       opt::estimate(own, t).total_s;
+    base.push_back(cand_wins ? cands[first].graph : own);
   }
   auto label = [&](size_t k, size_t i) {
     return (parts > 1 ? "p" + std::to_string(k) + ":" : std::string()) + "cand" +
@@ -56,7 +69,10 @@ std::vector<Variant> make_variants(const ir::KernelGraph& program,
   };
   std::vector<Variant> out;
   for (size_t k = 0; k < parts; ++k)
-    for (size_t i = 0; i < s.parts[k].candidates.size() && static_cast<int>(i) < top_n; ++i) {
+    for (size_t i = 0, taken = 0;
+         i < s.parts[k].candidates.size() && static_cast<int>(taken) < top_n; ++i) {
+      if (!ok[k][i]) continue;
+      ++taken;
       std::vector<ir::KernelGraph> chosen = base;
       chosen[k] = s.parts[k].candidates[i].graph;
       out.push_back(make_variant(label(k, i), ir::stitch(program, p, chosen), t));
@@ -481,7 +497,12 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
     }));
   }
   r.program = make_variant("program", program, r.target);
-  r.ranked = make_variants(program, r.search, r.target, o.top_n);
+  std::vector<std::string> refused;
+  r.ranked = make_variants(program, r.search, r.target, o.top_n, refused);
+  if (!refused.empty())
+    r.notes.push_back(std::to_string(refused.size()) +
+                      " candidate(s) skipped: the backend's code generator refused them (first: " +
+                      refused.front() + ")");
   // Step 2b: the grid and loop sizes of the best searched structures, retiled one step each way
   // (opt/retile.h); those the model prefers to their source join the variants.
   if (o.retile_variants > 0) {
