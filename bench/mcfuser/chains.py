@@ -69,8 +69,40 @@ def attention_program(b, m, n, k, h):
             f"O = matmul(P, V)\noutput O\n")
 
 
-def torch_eager(kind, b, m, n, k, h, runs):
-    """Best median over f32, bf16, f16 (dtype, seconds)."""
+def write_program(out, name, kind, b, m, n, k, h):
+    """Writes OUT/NAME.mu, the chain as a mugraph program; returns its path."""
+    prog = os.path.join(out, name + ".mu")
+    with open(prog, "w") as f:
+        f.write((gemm_program if kind == "gemm" else attention_program)(b, m, n, k, h))
+    return prog
+
+
+def tuned(mg, out, only, args, step):
+    """`MUGRAPH tune` on each chain (`only`: those names; `args`: more tune flags; `step`: seconds
+    before a tune is stopped, or None). Yields ((kind, name, b, m, n, k, h, program path),
+    tune.json, seconds, None), or (..., None, None, why) when tune left no report."""
+    for kind, table in (("gemm", GEMM), ("attn", ATTN)):
+        for name, b, m, n, k, h in table:
+            if only and name not in only:
+                continue
+            prog = write_program(out, name, kind, b, m, n, k, h)
+            spec = (kind, name, b, m, n, k, h, prog)
+            t0 = time.perf_counter()
+            try:
+                p = subprocess.run([mg, "tune", prog, "--out", os.path.join(out, name)] + args,
+                                   capture_output=True, text=True, timeout=step)
+            except subprocess.TimeoutExpired:
+                yield spec, None, None, f"tune stopped after {step} s (--step-timeout)"
+                continue
+            total = time.perf_counter() - t0
+            if p.returncode != 0 and not os.path.exists(os.path.join(out, name, "tune.json")):
+                yield spec, None, None, f"error (exit {p.returncode}): {p.stderr.strip()[:200]}"
+                continue
+            yield spec, json.load(open(os.path.join(out, name, "tune.json"))), total, None
+
+
+def torch_chain(kind, b, m, n, k, h):
+    """The chain in PyTorch: (seeded f32 inputs on the CPU, the function)."""
     gen = torch.Generator().manual_seed(0)
     dims = [(m, k), (k, n), (n, h)]
     base = [torch.rand(((b,) if b > 1 else ()) + d, generator=gen) * 2 - 1 for d in dims]
@@ -81,6 +113,12 @@ def torch_eager(kind, b, m, n, k, h, runs):
         def fn(q, kt, v):
             e = torch.exp(torch.matmul(q, kt) * scale)
             return torch.matmul(e / e.sum(dim=-1, keepdim=True), v)
+    return base, fn
+
+
+def torch_eager(kind, b, m, n, k, h, runs):
+    """Best median over f32, bf16, f16 (dtype, seconds)."""
+    base, fn = torch_chain(kind, b, m, n, k, h)
     best = None
     for dt, name in ((torch.float32, "f32"), (torch.bfloat16, "bf16"), (torch.float16, "f16")):
         args = [x.to(dt) for x in base]
@@ -96,16 +134,7 @@ def torch_eager(kind, b, m, n, k, h, runs):
 def torch_gpu(kind, b, m, n, k, h, runs):
     """Medians on CUDA in f16 (the programs' type): ((dtype, eager s), (dtype, compile s) or None)."""
     from gpu_ref import graph_time
-    gen = torch.Generator().manual_seed(0)
-    dims = [(m, k), (k, n), (n, h)]
-    base = [torch.rand(((b,) if b > 1 else ()) + d, generator=gen) * 2 - 1 for d in dims]
-    scale = 1 / k ** 0.5
-    if kind == "gemm":
-        fn = lambda a, bb, d: torch.matmul(torch.matmul(a, bb), d)  # noqa: E731
-    else:
-        def fn(q, kt, v):
-            e = torch.exp(torch.matmul(q, kt) * scale)
-            return torch.matmul(e / e.sum(dim=-1, keepdim=True), v)
+    base, fn = torch_chain(kind, b, m, n, k, h)
     eager, comp = None, None
     for dt, name in ((torch.float16, "f16"),):  # bf16 runs on the same tensor cores at the same rate
         args = [x.to("cuda", dt) for x in base]
@@ -139,49 +168,33 @@ def main_gpu(mg, out, only, runs, target, budget, step):
           "| TFLOP/s | % f16 matmul |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     failed = 0
-    for kind, table in (("gemm", GEMM), ("attn", ATTN)):
-        for name, b, m, n, k, h in table:
-            if only and name not in only:
-                continue
-            prog = os.path.join(out, name + ".mu")
-            with open(prog, "w") as f:
-                f.write((gemm_program if kind == "gemm" else attention_program)(b, m, n, k, h))
-            t0 = time.perf_counter()
-            try:
-                p = subprocess.run([mg, "tune", prog, "--target", target, "--out", os.path.join(out, name)]
-                                   + (["--time-budget", budget] if budget else []), capture_output=True,
-                                   text=True, timeout=step)
-            except subprocess.TimeoutExpired:
-                print(f"| {name} | tune stopped after {step} s (--step-timeout) |", flush=True)
-                failed += 1
-                continue
-            total = time.perf_counter() - t0
-            if p.returncode != 0 and not os.path.exists(os.path.join(out, name, "tune.json")):
-                print(f"| {name} | error (exit {p.returncode}): {p.stderr.strip()[:200]} |", flush=True)
-                failed += 1
-                continue
-            r = json.load(open(os.path.join(out, name, "tune.json")))
-            ch = r["chosen"]
-            kernel = r.get("kernel_s")
-            eager, comp = torch_gpu(kind, b, m, n, k, h, runs)
-            best = min(t for t in (eager[1], comp[1] if comp else None) if t is not None)
-            flops = 2.0 * b * m * n * (k + h)
-            corr = r["rank_correlation"]
-            us = lambda x: "-" if x is None else f"{x * 1e6:.1f}"  # noqa: E731
-            row = [name, f"{b},{m},{n},{k},{h}", f"{r['tune_seconds']:.1f}", f"{total:.1f}",
-                   f"{len(r['measured'])}/{r['space']['fit_memory']}",
-                   "-" if corr is None else f"{corr:.2f}",
-                   "-" if ch is None else f"{ch['tm']},{ch['th']},{ch['tn']}",
-                   r.get("verdict", "none"), us(kernel),
-                   "-" if kernel is None else us(r["program_s"]),
-                   "-" if kernel is None else f"{r['speedup']:.2f}x",
-                   f"{us(eager[1])} ({eager[0]})",
-                   "failed" if comp is None else f"{us(comp[1])} ({comp[0]})",
-                   "-" if kernel is None else f"{best / kernel:.2f}x",
-                   "-" if kernel is None else f"{flops / kernel / 1e12:.1f}",
-                   "-" if kernel is None else f"{100 * flops / kernel / peak:.1f}%"]
-            print("| " + " | ".join(row) + " |", flush=True)
-            failed += r.get("verdict") != "VERIFIED"
+    args = ["--target", target] + (["--time-budget", budget] if budget else [])
+    for (kind, name, b, m, n, k, h, _), r, total, err in tuned(mg, out, only, args, step):
+        if err:
+            print(f"| {name} | {err} |", flush=True)
+            failed += 1
+            continue
+        ch = r["chosen"]
+        kernel = r.get("kernel_s")
+        eager, comp = torch_gpu(kind, b, m, n, k, h, runs)
+        best = min(t for t in (eager[1], comp[1] if comp else None) if t is not None)
+        flops = 2.0 * b * m * n * (k + h)
+        corr = r["rank_correlation"]
+        us = lambda x: "-" if x is None else f"{x * 1e6:.1f}"  # noqa: E731
+        row = [name, f"{b},{m},{n},{k},{h}", f"{r['tune_seconds']:.1f}", f"{total:.1f}",
+               f"{len(r['measured'])}/{r['space']['fit_memory']}",
+               "-" if corr is None else f"{corr:.2f}",
+               "-" if ch is None else f"{ch['tm']},{ch['th']},{ch['tn']}",
+               r.get("verdict", "none"), us(kernel),
+               "-" if kernel is None else us(r["program_s"]),
+               "-" if kernel is None else f"{r['speedup']:.2f}x",
+               f"{us(eager[1])} ({eager[0]})",
+               "failed" if comp is None else f"{us(comp[1])} ({comp[0]})",
+               "-" if kernel is None else f"{best / kernel:.2f}x",
+               "-" if kernel is None else f"{flops / kernel / 1e12:.1f}",
+               "-" if kernel is None else f"{100 * flops / kernel / peak:.1f}%"]
+        print("| " + " | ".join(row) + " |", flush=True)
+        failed += r.get("verdict") != "VERIFIED"
     sys.exit(1 if failed else 0)
 
 
@@ -203,45 +216,34 @@ def main():
           "| verdict | kernel us | program us | vs program | eager us (dtype) | vs eager | GFLOP/s | vs torch f32 GEMM |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     failed = 0
-    for kind, table in (("gemm", GEMM), ("attn", ATTN)):
-        for name, b, m, n, k, h in table:
-            if only and name not in only:
-                continue
-            prog = os.path.join(out, name + ".mu")
-            with open(prog, "w") as f:
-                f.write((gemm_program if kind == "gemm" else attention_program)(b, m, n, k, h))
-            t0 = time.perf_counter()
-            p = subprocess.run([mg, "tune", prog, "--out", os.path.join(out, name)],
-                               capture_output=True, text=True)
-            total = time.perf_counter() - t0
-            if p.returncode != 0 and not os.path.exists(os.path.join(out, name, "tune.json")):
-                print(f"| {name} | error (exit {p.returncode}): {p.stderr.strip()[:200]} |")
-                failed += 1
-                continue
-            r = json.load(open(os.path.join(out, name, "tune.json")))
-            ch = r["chosen"]
-            kernel = r.get("kernel_s")
-            eager = torch_eager(kind, b, m, n, k, h, runs)
-            subprocess.run([mg, "tune", prog, "--population", "100000", "--top", "100000", "--out",
-                            os.path.join(out, name + "_all")], capture_output=True, text=True)
-            all_corr = json.load(open(os.path.join(out, name + "_all", "tune.json")))["rank_correlation"]
-            flops = 2.0 * b * m * n * (k + h)
-            corr = r["rank_correlation"]
-            row = [name, f"{b},{m},{n},{k},{h}", f"{r['tune_seconds']:.1f}", f"{total:.1f}",
-                   f"{len(r['measured'])}/{r['space']['fit_memory']}",
-                   "-" if corr is None else f"{corr:.2f}",
-                   "-" if all_corr is None else f"{all_corr:.2f}",
-                   "-" if ch is None else f"{ch['tm']},{ch['th']},{ch['tn']}",
-                   r.get("verdict", "none"),
-                   "-" if kernel is None else f"{kernel * 1e6:.0f}",
-                   "-" if kernel is None else f"{r['program_s'] * 1e6:.0f}",
-                   "-" if kernel is None else f"{r['speedup']:.2f}x",
-                   f"{eager[1] * 1e6:.0f} ({eager[0]})",
-                   "-" if kernel is None else f"{eager[1] / kernel:.2f}x",
-                   "-" if kernel is None else f"{flops / kernel / 1e9:.0f}",
-                   "-" if kernel is None else f"{100 * flops / kernel / peak:.0f}%"]
-            print("| " + " | ".join(row) + " |", flush=True)
-            failed += r.get("verdict") != "VERIFIED"
+    for (kind, name, b, m, n, k, h, prog), r, total, err in tuned(mg, out, only, [], None):
+        if err:
+            print(f"| {name} | {err} |", flush=True)
+            failed += 1
+            continue
+        ch = r["chosen"]
+        kernel = r.get("kernel_s")
+        eager = torch_eager(kind, b, m, n, k, h, runs)
+        subprocess.run([mg, "tune", prog, "--population", "100000", "--top", "100000", "--out",
+                        os.path.join(out, name + "_all")], capture_output=True, text=True)
+        all_corr = json.load(open(os.path.join(out, name + "_all", "tune.json")))["rank_correlation"]
+        flops = 2.0 * b * m * n * (k + h)
+        corr = r["rank_correlation"]
+        row = [name, f"{b},{m},{n},{k},{h}", f"{r['tune_seconds']:.1f}", f"{total:.1f}",
+               f"{len(r['measured'])}/{r['space']['fit_memory']}",
+               "-" if corr is None else f"{corr:.2f}",
+               "-" if all_corr is None else f"{all_corr:.2f}",
+               "-" if ch is None else f"{ch['tm']},{ch['th']},{ch['tn']}",
+               r.get("verdict", "none"),
+               "-" if kernel is None else f"{kernel * 1e6:.0f}",
+               "-" if kernel is None else f"{r['program_s'] * 1e6:.0f}",
+               "-" if kernel is None else f"{r['speedup']:.2f}x",
+               f"{eager[1] * 1e6:.0f} ({eager[0]})",
+               "-" if kernel is None else f"{eager[1] / kernel:.2f}x",
+               "-" if kernel is None else f"{flops / kernel / 1e9:.0f}",
+               "-" if kernel is None else f"{100 * flops / kernel / peak:.0f}%"]
+        print("| " + " | ".join(row) + " |", flush=True)
+        failed += r.get("verdict") != "VERIFIED"
     sys.exit(1 if failed else 0)
 
 
