@@ -73,6 +73,19 @@ void block_cost(const ir::KernelGraph& g, const ir::KernelOp& op, const target::
   c.blocks = bg.grid.count();
   const double blocks = static_cast<double>(c.blocks);
   int saver = 0;
+  // The type the CUDA generator stores a block tensor in, as a matmul reading it sees it: the
+  // declared type, except a matmul's own result that is not f16 or is concat_matmul's (WMMA
+  // has no bf16 accumulator fragment; the second term adds into the first's f32), kept in f32.
+  std::vector<ir::DType> stored(bg.tensors.size());
+  for (size_t i = 0; i < bg.tensors.size(); ++i) stored[i] = bg.tensors[i].type.dtype;
+  for (const ir::BlockNode& n : bg.nodes) {
+    if (n.kind != ir::BlockNodeKind::kCompute || n.outputs.empty()) continue;
+    const ir::OpClass cls = ir::op_info(n.op).cls;
+    const auto o = static_cast<size_t>(n.outputs[0]);
+    if ((cls == ir::OpClass::kMatmul && stored[o] != ir::DType::kF16) ||
+        cls == ir::OpClass::kConcatMatmul)
+      stored[o] = ir::DType::kF32;
+  }
   for (const ir::BlockNode& n : bg.nodes) {
     const auto out0 = n.outputs.empty() ? -1 : n.outputs[0];
     const double times =
@@ -135,8 +148,10 @@ void block_cost(const ir::KernelGraph& g, const ir::KernelOp& op, const target::
             const int ra = a.shape.rank, rb = b.shape.rank;
             if (t.kind == target::Kind::kCpu)
               peak = t.peak_flops_f32 * cpu_matmul_share(a.shape[ra - 2], b.shape[rb - 1], a.shape[ra - 1], t);
-            else if (!tile_matmul_uses_tensor_cores(a.shape[ra - 2], b.shape[rb - 1], a.shape[ra - 1],
-                                                    a.dtype, b.dtype))
+            else if (!tile_matmul_uses_tensor_cores(
+                         a.shape[ra - 2], b.shape[rb - 1], a.shape[ra - 1],
+                         stored[static_cast<size_t>(n.inputs[static_cast<size_t>(term)])],
+                         stored[static_cast<size_t>(n.inputs[static_cast<size_t>(concat ? term + 2 : 1)])]))
               peak = t.peak_flops_f32;
           }
         }

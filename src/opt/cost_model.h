@@ -79,8 +79,9 @@ Cost estimate(const ir::KernelGraph& g, const target::Target& t);
 // row-major tiles at 32-byte aligned offsets: A and B of one 16-bit type (f16, bf16), k a
 // multiple of 16, and a fragment shape that tiles m x n with every fragment 32-byte aligned
 // (16x16; 8x32; 32x8 only when n is 8). Anything else runs on the CUDA cores in f32 (SIMT) and
-// is priced at the f32 peak; so is a kernel-level matmul of mixed operand types (not cuBLAS: the
-// generator's one-thread-per-output loop).
+// is priced at the f32 peak (so is a block matmul reading another's bf16 or concat_matmul
+// result: the generator keeps those f32); so is a kernel-level matmul of mixed operand types
+// (not cuBLAS: the generator's one-thread-per-output loop).
 bool tile_matmul_uses_tensor_cores(int64_t m, int64_t n, int64_t k, ir::DType a, ir::DType b);
 
 // FLOPs of one application of `k` with the given input shapes and output shape (the counting

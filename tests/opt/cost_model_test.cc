@@ -62,6 +62,31 @@ TEST(CostModel, FewBlocksPayTheOccupancySlowdown) {
             opt::estimate(g, target::h100()).kernels[0].occupancy);
 }
 
+// A GEMM chain in one block graph: with f16 the product C is stored f16 and both matmuls run on
+// tensor cores; with bf16 the generator keeps C in f32 (WMMA has no bf16 accumulator), so the
+// second matmul is priced at the f32 peak, as it runs (SIMT).
+TEST(CostModel, GpuChainedMatmulOnTensorCoresOnlyWhereTheGeneratorPutsIt) {
+  auto chain = [](const std::string& t) {
+    return ir::parse_graph("input A : " + t + "[64, 32]\ninput B : " + t + "[32, 64]\ninput D : " + t +
+                           "[64, 32]\nE = graph_defined(A, B, D, grid=[2, 1, 1], forloop=2) {\n"
+                           "  a = input_iterator(A, imap={x:0}, fmap=phi)\n"
+                           "  b = input_iterator(B, imap={}, fmap=1)\n"
+                           "  d = input_iterator(D, imap={}, fmap=0)\n"
+                           "  c = matmul(a, b)\n  t = matmul(c, d)\n"
+                           "  e = accumulator(t, fmap=phi)\n  output_saver(e, omap={x:0})\n}\noutput E\n")
+        .value();
+  };
+  target::Target t = target::h100();
+  t.peak_flops_f16 = t.peak_flops_bf16 = 1e12;
+  t.peak_flops_f32 = 1e10;
+  const double f16 = opt::estimate(chain("f16"), t).kernels[0].compute_s;
+  const double bf16 = opt::estimate(chain("bf16"), t).kernels[0].compute_s;
+  // Each matmul: 2 blocks x 2 iterations x 2 * 32 * 32 * 32 FLOPs = 262144; the accumulator's
+  // adds, 2 x 2 x 32 * 32 = 4096, at the f32 rate.
+  EXPECT_NEAR(f16, 2 * 262144 / 1e12 + 4096 / 1e10, 1e-15);
+  EXPECT_NEAR(bf16, 262144 / 1e12 + 262144 / 1e10 + 4096 / 1e10, 1e-15);
+}
+
 // A CPU target with round numbers, for hand counts.
 target::Target round_cpu() {
   target::Target t = target::local_cpu();
