@@ -21,8 +21,9 @@ runtime::CudaJitOptions default_cuda_jit_options();
 Result<codegen::Module> generate_cuda(const std::vector<codegen::NamedGraph>& graphs,
                                       const target::Target& t);
 
-// Whether the CUDA generator takes `g` for `t`: its plan of shared memory (f32 for intermediates no matmul reads in 16 bits)
-// can need more than the IR's estimate (ir::check_memory) allows. The generator's error, or ok.
+// Whether the CUDA generator takes `g` for `t`: its plan of shared memory (f32 for intermediates
+// no matmul reads in 16 bits) can need more than the IR's estimate (ir::check_memory) allows.
+// The generator's error, or ok.
 Status cuda_generates(const ir::KernelGraph& g, const target::Target& t);
 
 // The check search::TuneOptions::accepts wants for target `t`: cuda_generates for a GPU target,

@@ -78,14 +78,10 @@ void block_cost(const ir::KernelGraph& g, const ir::KernelOp& op, const target::
   // has no bf16 accumulator fragment; the second term adds into the first's f32), kept in f32.
   std::vector<ir::DType> stored(bg.tensors.size());
   for (size_t i = 0; i < bg.tensors.size(); ++i) stored[i] = bg.tensors[i].type.dtype;
-  for (const ir::BlockNode& n : bg.nodes) {
-    if (n.kind != ir::BlockNodeKind::kCompute || n.outputs.empty()) continue;
-    const ir::OpClass cls = ir::op_info(n.op).cls;
-    const auto o = static_cast<size_t>(n.outputs[0]);
-    if ((cls == ir::OpClass::kMatmul && stored[o] != ir::DType::kF16) ||
-        cls == ir::OpClass::kConcatMatmul)
-      stored[o] = ir::DType::kF32;
-  }
+  for (const ir::BlockNode& n : bg.nodes)
+    for (ir::TensorId o : n.outputs)
+      if (block_result_kept_f32(n, stored[static_cast<size_t>(o)]))
+        stored[static_cast<size_t>(o)] = ir::DType::kF32;
   for (const ir::BlockNode& n : bg.nodes) {
     const auto out0 = n.outputs.empty() ? -1 : n.outputs[0];
     const double times =
@@ -172,6 +168,12 @@ void block_cost(const ir::KernelGraph& g, const ir::KernelOp& op, const target::
 }
 
 }  // namespace
+
+bool block_result_kept_f32(const ir::BlockNode& n, ir::DType declared) {
+  if (n.kind != ir::BlockNodeKind::kCompute) return false;
+  const ir::OpClass cls = ir::op_info(n.op).cls;
+  return cls == ir::OpClass::kConcatMatmul || (cls == ir::OpClass::kMatmul && declared != ir::DType::kF16);
+}
 
 bool tile_matmul_uses_tensor_cores(int64_t m, int64_t n, int64_t k, ir::DType a, ir::DType b) {
   const bool types = a == b && (a == ir::DType::kF16 || a == ir::DType::kBF16);

@@ -84,6 +84,13 @@ Cost estimate(const ir::KernelGraph& g, const target::Target& t);
 // (not cuBLAS: the generator's one-thread-per-output loop).
 bool tile_matmul_uses_tensor_cores(int64_t m, int64_t n, int64_t k, ir::DType a, ir::DType b);
 
+// Whether the CUDA generator keeps the result of block node `n` (declared `declared`) as an f32
+// tile even where a matmul reads it: a concat_matmul's (its second term adds into the first's
+// f32) and a matmul's that is not f16 (WMMA has no bf16 accumulator fragment). Otherwise a
+// 16-bit result a matmul reads is stored in its declared type. The generator and the model
+// both read this rule.
+bool block_result_kept_f32(const ir::BlockNode& n, ir::DType declared);
+
 // FLOPs of one application of `k` with the given input shapes and output shape (the counting
 // rules above). Returns {matmul FLOPs, other FLOPs}.
 std::pair<double, double> op_flops(ir::OpKind k, const std::vector<ir::Shape>& in,

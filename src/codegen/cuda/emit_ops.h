@@ -30,8 +30,9 @@ void emit_map(Writer& w, const Operand& out, const std::vector<Operand>& in, Loo
 void emit_copy(Writer& w, const Operand& in, const Operand& out, Loop loop);
 
 // A block-level matmul / concat_matmul (in: 2 or 4 operands) on shared-memory tiles through
-// mg::matmul_tile, one call per batch element, into the f32 tile `out` (or an f16 one written once, no `accumulate`); `accumulate` (a C++
-// bool expression) adds to out's values instead of overwriting them.
+// mg::matmul_tile, one call per batch element, into the f32 tile `out` (or an f16 one written
+// once, no `accumulate`); `accumulate` (a C++ bool expression) adds to out's values instead of
+// overwriting them.
 void emit_matmul_tile(Writer& w, const std::vector<Operand>& in, const Operand& out,
                       const std::string& accumulate);
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codegen/cuda/emit_ops.h"
+#include "opt/cost_model.h"
 #include "opt/plan_memory.h"
 #include "opt/schedule.h"
 #include "opt/select_layout.h"
@@ -86,7 +87,7 @@ class BlockKernel {
       for (ir::TensorId t : n.outputs) {
         const ir::DType declared = bg_.tensors[static_cast<size_t>(t)].type.dtype;
         if (declared != ir::DType::kF16 && declared != ir::DType::kBF16) continue;
-        if (is_matmul(n) && (declared != ir::DType::kF16 || n.inputs.size() != 2)) continue;
+        if (opt::block_result_kept_f32(n, declared)) continue;
         const auto& r = readers[static_cast<size_t>(t)];
         if (std::any_of(r.begin(), r.end(), [&](size_t i) { return is_matmul(node(i)); }))
           dtype_[static_cast<size_t>(t)] = declared;
@@ -123,7 +124,8 @@ class BlockKernel {
       double_buffer_ = false;
     }
     return error(where, ": the block graph needs ", memory_.total_bytes,
-                 " bytes of shared memory per block (planned; intermediates no matmul reads in 16 bits are f32), the target "
+                 " bytes of shared memory per block (planned; intermediates no matmul reads in 16 "
+                 "bits are f32), the target "
                  "allows ",
                  opt_.shared_limit);
   }

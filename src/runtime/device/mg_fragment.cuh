@@ -58,7 +58,8 @@ MG_HOST_DEVICE constexpr bool fragments_aligned(unsigned long long base, Layout 
 // Tensor cores when A and B are 16-bit (`tc_types`), k is a multiple of 16, every operand is
 // row- or column-major, and one of the shapes WMMA has for 16-bit inputs (16x16, 8x32, 32x8,
 // tried in that order) tiles m x n with every fragment pointer of A, B and C (`c_bytes` per
-// element: 4 for f32, 2 for an f16 C) 32-byte aligned. With an odd number of 8-row (8-column) tiles, an 8x32 (32x8) fragment of a
+// element: 4 for f32, 2 for an f16 C) 32-byte aligned. With an odd number of 8-row (8-column)
+// tiles, an 8x32 (32x8) fragment of a
 // column-major A (row-major B) would start 16 bytes off: those fall back to SIMT.
 MG_HOST_DEVICE constexpr WmmaPlan plan_wmma(bool tc_types, int m, int n, int k, int a_s0,
                                             int a_s1, int b_s0, int b_s1, int c_s0, int c_s1,
