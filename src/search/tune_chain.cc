@@ -200,7 +200,8 @@ std::string format_tune(const TuneResult& r) {
   std::ostringstream s;
   s << "chain: " << r.chain.dims.to_string() << (r.chain.softmax_like ? " (with row normalization)" : "")
     << "\n";
-  s << "space: " << r.space.counts.to_string() << "; " << r.estimated << " fit the target's memory and its code generator\n";
+  s << "space: " << r.space.counts.to_string() << "; " << r.estimated
+    << " fit the target's memory and its code generator\n";
   for (const std::string& n : r.notes) s << "note: " << n << "\n";
   s << std::setprecision(3);
   int round = -1;
