@@ -264,7 +264,7 @@ inline std::vector<unsigned long long> addresses(const SharedTiles& s, const Mat
 inline std::vector<std::string> check_wmma_alignment(const std::string& source) {
   std::vector<std::string> problems;
   static const std::regex call(
-      R"(mg::matmul_tile\((\d+), (\d+), (\d+), mg::Mat<const ([^>]+)>\{(\w+) \+ ([^,]+), (\d+), (\d+)\}, mg::Mat<const ([^>]+)>\{(\w+) \+ ([^,]+), (\d+), (\d+)\}, mg::Mat<float>\{(\w+) \+ ([^,]+), (\d+), (\d+)\})");
+      R"(mg::matmul_tile(?:<\d+>)?\((\d+), (\d+), (\d+), mg::Mat<const ([^>]+)>\{(\w+) \+ ([^,]+), (\d+), (\d+)\}, mg::Mat<const ([^>]+)>\{(\w+) \+ ([^,]+), (\d+), (\d+)\}, mg::Mat<float>\{(\w+) \+ ([^,]+), (\d+), (\d+)\})");
   for (const CudaKernelText& k : cuda_kernels(source)) {
     const SharedTiles tiles = shared_tiles(k);
     for (const std::string& l : k.lines) {

@@ -68,6 +68,7 @@ TEST(HostCudaExamples, RmsNormMatmulFused) {
   ASSERT_EQ(runs.size(), 1u);
   EXPECT_GT(runs[0].wmma_mmas, 0);
   EXPECT_GT(runs[0].cp_async_copies, 0);
+  EXPECT_EQ(runs[0].wmma_bank_conflicts, 0);  // padded fragment tiles (pad_rows)
 }
 TEST(HostCudaExamples, RmsNormMatmulFusedOnA100) {
   const auto runs = run_example("rms_norm_matmul.fused", target::a100());
@@ -101,14 +102,14 @@ TEST(HostCudaExamples, GemmChainProductStaysF16OnTensorCores) {
 input A : f16[64, 32]
 input B : f16[32, 64]
 input D : f16[64, 32]
-E = graph_defined(A, B, D, grid=[2, 1, 1], forloop=2) {
-  A_t = input_iterator(A, imap={x:0}, fmap=phi)
+E = graph_defined(A, B, D, grid=[1, 1, 1], forloop=2) {
+  A_t = input_iterator(A, imap={}, fmap=phi)
   B_t = input_iterator(B, imap={}, fmap=1)
   D_t = input_iterator(D, imap={}, fmap=0)
   C = matmul(A_t, B_t)
   t4 = matmul(C, D_t)
   E = accumulator(t4, fmap=phi)
-  output_saver(E, omap={x:0})
+  output_saver(E, omap={})
 }
 output E
 )");
@@ -120,8 +121,17 @@ output E
   EXPECT_NE(src->source.find("mg::Mat<const mg::f16>{s_C + 0"), std::string::npos);
   const auto runs = run_graphs({*g}, {"gemm_chain"}, target::h100());
   ASSERT_EQ(runs.size(), 1u);
-  // Both products on tensor cores: 2 blocks x 2 iterations x (4 fragments x 2 k steps, twice).
-  EXPECT_EQ(runs[0].wmma_mmas, 2 * 2 * (4 * 2 + 4 * 2));
+  // Both products on tensor cores: 2 iterations x (8 fragments x 2 k steps, twice).
+  EXPECT_EQ(runs[0].wmma_mmas, 2 * (8 * 2 + 8 * 2));
+  // The fragment tiles' rows are padded (generate_cuda.cc pad_rows): 64-byte rows would put
+  // every other row of an 8-row ldmatrix phase in the same banks (4-way conflicts).
+  EXPECT_EQ(runs[0].wmma_bank_conflicts, 0);
+  // Register blocking at the kernel's 128 threads (mg::matmul_tile<128>): both products (4x2
+  // fragments of 16x16) in 1x2 groups, one per warp, 3 loads per k step (4 without blocking).
+  EXPECT_NE(src->source.find("mg::matmul_tile<128>("), std::string::npos);
+  EXPECT_EQ(runs[0].wmma_fragment_loads, 2 * (4 * 2 * 3 + 4 * 2 * 3));
+  EXPECT_NE(src->source.find("mg::Mat<const mg::f16>{s_A_t + 0, 40, 1}"), std::string::npos)
+      << src->source;
 }
 
 // Every file of examples/ has its reduced copy here (and is run by a test above).

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "driver/cpu_backend.h"
+#include "runtime/device/mg_fragment.cuh"
 #include "runtime/host_cuda/host_cuda.h"
 #include "test_util.h"
 
@@ -234,6 +235,124 @@ TEST(HostCuda, TileMatmulNeverLoadsMisalignedFragments) {
     }
     EXPECT_NEAR(r.out[static_cast<size_t>(t)], ref, 2e-2) << t;
   }
+}
+
+// Register-blocked tensor-core tile matmuls (mg_tile.cuh): each warp owns a group of RM x RN
+// fragments and loads RM + RN fragments per k step. For 2, 4 and 8 warps, three fragment grids
+// and every operand layout (A, B row- or column-major), C = A B matches a float64 loop over the
+// f16-rounded operands, the checker is clean, and the fragment loads are those of the group
+// mg::wmma_group picks (hand counts below; without register blocking every 16x16 output tile
+// would load two fragments per k step).
+double round_f16(double v) {
+  if (v == 0) return 0;
+  int e = 0;
+  std::frexp(v, &e);
+  const double ulp = std::ldexp(1.0, std::max(e - 11, -24));
+  return std::nearbyint(v / ulp) * ulp;
+}
+
+TEST(HostCuda, RegisterBlockedTileMatmulsComputeAndLoadEachFragmentOncePerGroup) {
+  struct Shape {
+    int m, n, k;
+  };
+  const Shape shapes[] = {{64, 64, 32}, {16, 16, 32}, {32, 64, 48}};
+  // Fragment loads of one product per warp count: groups x k steps x (rm + rn).
+  struct Case {
+    int threads;
+    long long loads[3];  // per shape, for one layout
+  };
+  const Case cases[] = {
+      // 2 warps: 64x64 (4x4 fragments) -> 2x4 groups (2), 16x16 -> 1x1, 32x64 -> 2x2 (2).
+      {64, {2 * 2 * 6, 1 * 2 * 2, 2 * 3 * 4}},
+      // 4 warps: 64x64 -> 2x2 (4 groups), 16x16 -> 1x1, 32x64 -> 1x2 (4).
+      {128, {4 * 2 * 4, 1 * 2 * 2, 4 * 3 * 3}},
+      // 8 warps: 64x64 -> 1x2 (8 groups), 16x16 -> 1x1, 32x64 -> 1x1 (8 fragments, 8 warps).
+      {256, {8 * 2 * 3, 1 * 2 * 2, 8 * 3 * 2}},
+  };
+  const char* const graph = "input X : f32[32768]\nO = exp(X)\noutput O\n";
+  for (const Case& c : cases) {
+    std::string body =
+        "  mg::f16* const a = reinterpret_cast<mg::f16*>(smem);\n"
+        "  mg::f16* const b = reinterpret_cast<mg::f16*>(smem + 8192);\n"
+        "  float* const c = reinterpret_cast<float*>(smem + 16384);\n"
+        "  const int t = threadIdx.x;\n";
+    int out = 0;
+    for (const Shape& s : shapes)
+      for (int layout = 0; layout < 4; ++layout) {
+        const bool ac = layout & 1, bc = layout & 2;
+        const std::string m = std::to_string(s.m), n = std::to_string(s.n), k = std::to_string(s.k);
+        body += "  for (int i = t; i < " + std::to_string(s.m * s.k) +
+                "; i += blockDim.x) a[i] = mg::st<mg::f16>(d_X[i]);\n"
+                "  for (int i = t; i < " + std::to_string(s.k * s.n) +
+                "; i += blockDim.x) b[i] = mg::st<mg::f16>(d_X[8192 + i]);\n"
+                "  __syncthreads();\n"
+                "  mg::matmul_tile(" + m + ", " + n + ", " + k + ", mg::Mat<const mg::f16>{a, " +
+                (ac ? "1, " + m : k + ", 1") + "}, mg::Mat<const mg::f16>{b, " +
+                (bc ? "1, " + k : n + ", 1") + "}, mg::Mat<float>{c, " + n + ", 1}, false);\n"
+                "  __syncthreads();\n"
+                "  for (int i = t; i < " + std::to_string(s.m * s.n) +
+                "; i += blockDim.x) d_O[" + std::to_string(out) + " + i] = c[i];\n"
+                "  __syncthreads();\n";
+        out += s.m * s.n;
+      }
+    codegen::Module mod;
+    mod.source = "#include <cuda_runtime.h>\n#include \"mugraph_device.cuh\"\nnamespace {\n"
+                 "__global__ void __launch_bounds__(" + std::to_string(c.threads) +
+                 ") test_kernel(const float* __restrict__ d_X, float* __restrict__ d_O) {\n"
+                 "  extern __shared__ __align__(128) unsigned char smem[];\n" + body +
+                 "}\n}  // namespace\n"
+                 "extern \"C\" int mg_entry_t(void* const* in, void* const* out, void*, void*) {\n"
+                 "  test_kernel<<<dim3(1), " + std::to_string(c.threads) +
+                 ", 32768, nullptr>>>(static_cast<const float*>(in[0]), "
+                 "static_cast<float*>(out[0]));\n"
+                 "  return static_cast<int>(cudaGetLastError());\n}\n";
+    mod.entries.push_back({"mg_entry_t", 0, 1, 1});
+    auto compiled = runtime::compile_host_cuda(mod, {});
+    ASSERT_TRUE(compiled.ok()) << compiled.status().message();
+    const ir::KernelGraph g = testing::parse_ok(graph);
+    driver::CpuBuffers buf = driver::make_buffers(g, 1);
+    auto r = (*compiled)->run(0, g, buf.inputs, buf.outputs);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->entry_rc, 0);
+    EXPECT_TRUE(r->findings.empty()) << r->report();
+    long long loads = 0;
+    for (long long l : c.loads) loads += 4 * l;
+    EXPECT_EQ(r->wmma_fragment_loads, loads) << c.threads << " threads";
+    const std::vector<float> x = buf.inputs[0].values(), o = buf.outputs[0].values();
+    size_t at = 0;
+    for (const Shape& s : shapes)
+      for (int layout = 0; layout < 4; ++layout) {
+        const bool ac = layout & 1, bc = layout & 2;
+        double worst = 0;
+        for (int i = 0; i < s.m; ++i)
+          for (int j = 0; j < s.n; ++j) {
+            double ref = 0;
+            for (int q = 0; q < s.k; ++q)
+              ref += round_f16(x[static_cast<size_t>(ac ? i + q * s.m : i * s.k + q)]) *
+                     round_f16(x[static_cast<size_t>(8192 + (bc ? q + j * s.k : q * s.n + j))]);
+            worst = std::max(worst, std::abs(ref - o[at + static_cast<size_t>(i * s.n + j)]));
+          }
+        EXPECT_LT(worst, 1e-4) << c.threads << " threads, " << s.m << "x" << s.n << "x" << s.k
+                               << ", layout " << layout;
+        at += static_cast<size_t>(s.m * s.n);
+      }
+  }
+}
+
+// The groups themselves: the largest that tiles the fragment grid and keeps every warp busy.
+TEST(HostCuda, WmmaGroupIsTheLargestThatKeepsEveryWarpBusy) {
+  const auto g = [](int tm, int tn, int warps) {
+    const mg::WmmaGroup r = mg::wmma_group(tm, tn, warps);
+    return r.rm * 10 + r.rn;
+  };
+  EXPECT_EQ(g(4, 4, 2), 24);
+  EXPECT_EQ(g(4, 4, 4), 22);
+  EXPECT_EQ(g(4, 4, 8), 12);
+  EXPECT_EQ(g(4, 4, 16), 11);
+  EXPECT_EQ(g(2, 4, 4), 12);
+  EXPECT_EQ(g(1, 1, 4), 11);
+  EXPECT_EQ(g(3, 3, 1), 11);  // odd fragment grids: no group tiles them
+  EXPECT_EQ(g(8, 16, 8), 24);
 }
 
 TEST(HostCuda, LaunchSyntaxIsTheOnlyRewrite) {

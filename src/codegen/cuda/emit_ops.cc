@@ -110,7 +110,7 @@ void emit_sum(Writer& w, const ir::OpAttrs& a, const Operand& in, const Operand&
 }  // namespace
 
 void emit_matmul_tile(Writer& w, const std::vector<Operand>& in, const Operand& out,
-                      const std::string& accumulate) {
+                      const std::string& accumulate, int block_threads) {
   const bool concat = in.size() == 4;
   MG_CHECK(out.dtype == ir::DType::kF32 ||
                (out.dtype == ir::DType::kF16 && !concat && accumulate == "false"),
@@ -141,7 +141,8 @@ void emit_matmul_tile(Writer& w, const std::vector<Operand>& in, const Operand& 
   };
   auto call = [&](const Operand& x, const Operand& y, const std::string& acc) {
     const int64_t k = x.shape[x.shape.rank - 1];
-    w.line("mg::matmul_tile(" + std::to_string(m) + ", " + std::to_string(n) + ", " +
+    w.line("mg::matmul_tile<" + std::to_string(block_threads) + ">(" + std::to_string(m) + ", " +
+           std::to_string(n) + ", " +
            std::to_string(k) + ", " + mat(x, true) + ", " + mat(y, true) + ", " + mat(out, false) +
            ", " + acc + ");");
   };
@@ -238,7 +239,7 @@ void emit_copy(Writer& w, const Operand& in, const Operand& out, Loop loop) {
 }
 
 void emit_op(Writer& w, ir::OpKind k, const ir::OpAttrs& a, const std::vector<Operand>& in,
-             const Operand& out, Loop loop) {
+             const Operand& out, Loop loop, int block_threads) {
   switch (ir::op_info(k).cls) {
     case ir::OpClass::kUnary:
     case ir::OpClass::kBinary:
@@ -250,7 +251,7 @@ void emit_op(Writer& w, ir::OpKind k, const ir::OpAttrs& a, const std::vector<Op
       if (loop == Loop::kGrid)
         emit_grid_matmul(w, in, out);
       else
-        emit_matmul_tile(w, in, out, "false");
+        emit_matmul_tile(w, in, out, "false", block_threads);
       return;
     case ir::OpClass::kSum: emit_sum(w, a, in[0], out, loop); return;
     case ir::OpClass::kRepeat: {

@@ -32,16 +32,18 @@ void emit_copy(Writer& w, const Operand& in, const Operand& out, Loop loop);
 // A block-level matmul / concat_matmul (in: 2 or 4 operands) on shared-memory tiles through
 // mg::matmul_tile, one call per batch element, into the f32 tile `out` (or an f16 one written
 // once, no `accumulate`); `accumulate` (a C++ bool expression) adds to out's values instead of
-// overwriting them.
+// overwriting them. `block_threads`: the kernel's threads per block (mg::matmul_tile<N> picks
+// its register-blocking group at compile time from them).
 void emit_matmul_tile(Writer& w, const std::vector<Operand>& in, const Operand& out,
-                      const std::string& accumulate);
+                      const std::string& accumulate, int block_threads);
 
 // out = op(in) for any operator of the table. Preconditions: shapes as ir::infer_type gives;
 // `out` does not overlap an input. Block-level matmuls write f32 outputs through
 // mg::matmul_tile; grid-level ones are a plain dot product per output element (the generator
-// prefers cuBLAS where it applies).
+// prefers cuBLAS where it applies). `block_threads`: the kernel's threads per block (block-level
+// matmuls only).
 void emit_op(Writer& w, ir::OpKind k, const ir::OpAttrs& a, const std::vector<Operand>& in,
-             const Operand& out, Loop loop);
+             const Operand& out, Loop loop, int block_threads = 0);
 
 // How a kernel-level op (Loop::kGrid) distributes its work: `per_output` threads per output
 // element (1, or a warp or a whole block for a long contiguous sum), and the dynamic shared

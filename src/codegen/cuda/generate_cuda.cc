@@ -32,6 +32,52 @@ std::string grid_blocks(int64_t work) {
 
 // ---- graph-defined kernels ------------------------------------------------------------------
 
+// Threads per block of a graph-defined kernel, by tile size: 4 warps, or 8 when the block's
+// largest tile holds 4096 elements or more (a 64x64 matmul tile is 16 WMMA fragments: eight
+// register-blocked 1x2 groups, one per warp; elementwise ops and row sums get 16 elements a
+// thread either way). More warps hide the latency of shared-memory fragment loads and cp.async
+// copies in a block that, with such tiles, often has an SM to itself.
+// Elements a tile in layout `l` spans (its last element's offset + 1).
+int64_t extent(const ir::Shape& s, const ir::Layout& l) {
+  int64_t e = 1;
+  for (int d = 0; d < s.rank; ++d) e += (s[d] - 1) * l.strides[static_cast<size_t>(d)];
+  return e;
+}
+
+// The layout of a shared-memory tile that tensor-core fragments load or store: WMMA's loads
+// (ldmatrix) and stores touch 8 rows of 16 bytes at once, and rows a multiple of 128 bytes
+// apart fall in the same 4 of the 32 banks (an 8-way conflict). When a row (the stride-1 dim)
+// is an even number of 16-byte chunks, the pitch between rows grows by 16 bytes, which puts 8
+// consecutive rows in 8 distinct bank groups; the dims above stay dense over the padded rows.
+// Fragments stay 32-byte aligned where they were: 8 or 16 rows of the new pitch are a multiple
+// of 128 bytes, and column offsets do not change (mg::plan_wmma checks every fragment and
+// falls back to SIMT otherwise). Tiles of one row, or rows not made of whole 16-byte chunks,
+// keep `l`.
+ir::Layout pad_rows(const ir::Shape& s, const ir::Layout& l, int64_t elem_bytes) {
+  std::vector<int> order;
+  for (int d = 0; d < s.rank; ++d)
+    if (s[d] > 1) order.push_back(d);
+  if (order.size() < 2) return l;
+  std::sort(order.begin(), order.end(), [&](int a, int b) {
+    return l.strides[static_cast<size_t>(a)] < l.strides[static_cast<size_t>(b)];
+  });
+  const auto inner = static_cast<size_t>(order[0]);
+  const int64_t row_bytes = s[order[0]] * elem_bytes;
+  if (l.strides[inner] != 1 || row_bytes % 16 != 0 || (row_bytes / 16) % 2 != 0) return l;
+  ir::Layout p = l;
+  p.strides[static_cast<size_t>(order[1])] = s[order[0]] + 16 / elem_bytes;
+  for (size_t k = 2; k < order.size(); ++k)
+    p.strides[static_cast<size_t>(order[k])] =
+        p.strides[static_cast<size_t>(order[k - 1])] * s[order[k - 1]];
+  return p;
+}
+
+int block_threads(const ir::BlockGraph& bg) {
+  int64_t largest = 0;
+  for (const ir::Tensor& t : bg.tensors) largest = std::max(largest, t.type.shape.numel());
+  return largest >= 4096 ? 256 : 128;
+}
+
 class BlockKernel {
  public:
   BlockKernel(const ir::KernelGraph& g, const ir::KernelOp& op, const CudaOptions& o)
@@ -110,18 +156,35 @@ class BlockKernel {
       fused_away_[static_cast<size_t>(t)] = true;
       fused_acc_[r[0]] = true;
     }
-    double_buffer_ = opt_.double_buffer && bg_.forloop > 1;
-    for (int attempt = 0; attempt < 2; ++attempt) {
+    threads_ = opt_.threads > 0 ? opt_.threads : block_threads(bg_);
+    // Tiles tensor-core fragments load or store (matmul operands and results, the accumulator
+    // a matmul adds into) get rows padded against bank conflicts (pad_rows).
+    std::vector<bool> fragment_tile(bg_.tensors.size(), false);
+    for (size_t i = 0; i < bg_.nodes.size(); ++i) {
+      const ir::BlockNode& n = bg_.nodes[i];
+      if (is_matmul(n)) {
+        for (ir::TensorId t : n.inputs) fragment_tile[static_cast<size_t>(t)] = true;
+        fragment_tile[static_cast<size_t>(n.outputs[0])] = true;
+      }
+      if (fused_acc_[i]) fragment_tile[static_cast<size_t>(n.outputs[0])] = true;
+    }
+    const opt::LayoutPlan dense = layouts_;
+    // Largest first: padded and double-buffered, then unpadded, then single buffers.
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      const bool pad = attempt % 2 == 0;
+      double_buffer_ = opt_.double_buffer && bg_.forloop > 1 && attempt < 2;
+      if (attempt == 2 && !(opt_.double_buffer && bg_.forloop > 1)) break;
       std::vector<opt::TensorStorage> storage;
-      for (size_t t = 0; t < bg_.tensors.size(); ++t)
-        storage.push_back({fused_away_[t]
-                               ? 0
-                               : bg_.tensors[t].type.shape.numel() * ir::dtype_bytes(dtype_[t]),
+      for (size_t t = 0; t < bg_.tensors.size(); ++t) {
+        const ir::Shape& shape = bg_.tensors[t].type.shape;
+        const int64_t eb = ir::dtype_bytes(dtype_[t]);
+        layouts_.layout[t] = pad && fragment_tile[t] ? pad_rows(shape, dense.layout[t], eb)
+                                                     : dense.layout[t];
+        storage.push_back({fused_away_[t] ? 0 : extent(shape, layouts_.layout[t]) * eb,
                            double_buffer_ && streaming_[t] ? 2 : 1});
+      }
       memory_ = opt::plan_memory(bg_, schedule_, storage, 128);
       if (memory_.total_bytes <= opt_.shared_limit) return ok_status();
-      if (!double_buffer_) break;
-      double_buffer_ = false;
     }
     return error(where, ": the block graph needs ", memory_.total_bytes,
                  " bytes of shared memory per block (planned; intermediates no matmul reads in 16 "
@@ -134,11 +197,11 @@ class BlockKernel {
     const ir::Dim3& grid = bg_.grid;
     w.line("// graph_defined grid=[" + std::to_string(grid[0]) + ", " + std::to_string(grid[1]) +
            ", " + std::to_string(grid[2]) + "] forloop=" + std::to_string(bg_.forloop) +
-           " threads=" + std::to_string(opt_.threads) + " shared=" +
+           " threads=" + std::to_string(threads_) + " shared=" +
            std::to_string(memory_.total_bytes) + " bytes" +
            (memory_.optimal ? " (optimal plan)" : "") +
            (double_buffer_ ? ", streaming tiles double-buffered" : ""));
-    w.open("__global__ void __launch_bounds__(" + std::to_string(opt_.threads) + ") " + fn +
+    w.open("__global__ void __launch_bounds__(" + std::to_string(threads_) + ") " + fn +
            "_kernel(" + params(g_, op_) + ")");
     w.line("extern __shared__ __align__(128) unsigned char smem[];");
     w.line("const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;");
@@ -190,11 +253,11 @@ class BlockKernel {
     // loop holds no op.
     w.line("__syncthreads();");
     for (const Stage& st : loop) {
-      bool any = false;
+      bool any = false;  // a stage that ran code ends with a barrier
       for (int i : st)
         if (node(i).kind != BlockNodeKind::kInputIterator) {
           emit_node(w, node(i));
-          any = true;
+          any = any || !fused_acc_[static_cast<size_t>(i)];  // fused: the matmul did it
         }
       if (any) w.line("__syncthreads();");
     }
@@ -215,7 +278,7 @@ class BlockKernel {
       w.line("if (attr != cudaSuccess) return static_cast<int>(attr);");
     }
     w.line(fn + "_kernel<<<dim3(" + std::to_string(grid[0]) + ", " + std::to_string(grid[1]) +
-           ", " + std::to_string(grid[2]) + "), " + std::to_string(opt_.threads) + ", " +
+           ", " + std::to_string(grid[2]) + "), " + std::to_string(threads_) + ", " +
            std::to_string(memory_.total_bytes) + ", stream>>>(" + args(g_, op_) + ");");
     w.line("return static_cast<int>(cudaGetLastError());");
     w.close();
@@ -345,12 +408,12 @@ class BlockKernel {
           const ir::TensorId acc = bg_.nodes[static_cast<size_t>(into)].outputs[0];
           w.line("// " + tensor(acc).name + " (+)= " + std::string(ir::op_name(n.op)) + "(" +
                  names + "), accumulated in place of " + tensor(n.outputs[0]).name);
-          emit_matmul_tile(w, in, local(acc), "it > 0");
+          emit_matmul_tile(w, in, local(acc), "it > 0", threads_);
           return;
         }
         w.line("// " + tensor(n.outputs[0]).name + " = " + std::string(ir::op_name(n.op)) + "(" +
                names + ")");
-        emit_op(w, n.op, n.attrs, in, local(n.outputs[0]), Loop::kBlock);
+        emit_op(w, n.op, n.attrs, in, local(n.outputs[0]), Loop::kBlock, threads_);
         return;
       }
     }
@@ -393,6 +456,7 @@ class BlockKernel {
   const ir::KernelOp& op_;
   const ir::BlockGraph& bg_;
   const CudaOptions& opt_;
+  int threads_ = 128;
   opt::BlockSchedule schedule_;
   opt::LayoutPlan layouts_;
   opt::MemoryPlan memory_;

@@ -9,12 +9,13 @@
 //                    when the operands are plain strided matrices; any other predefined op, or
 //                    a matmul cuBLAS cannot take, a small grid-stride kernel of our own
 //   graph-defined    one __global__ kernel, straight-line: grid = the block graph's grid,
-//                    `threads` threads per block; block tensors in dynamic shared memory at the
-//                    offsets of opt::plan_memory, in the layouts of opt::select_layouts; the ops
-//                    in the stages of opt::schedule_block with __syncthreads() only between
-//                    stages; streaming input tiles fetched with cp.async, double-buffered
-//                    across for-loop iterations when the doubled plan fits; matmuls through
-//                    mg::matmul_tile (tensor cores for f16/bf16 tiles)
+//                    4 or 8 warps by tile size (CudaOptions::threads); block tensors in
+//                    dynamic shared memory at the offsets of opt::plan_memory, in the layouts
+//                    of opt::select_layouts; the ops in the stages of opt::schedule_block with
+//                    __syncthreads() only between stages; streaming input tiles fetched with
+//                    cp.async, double-buffered across for-loop iterations when the doubled plan
+//                    fits; matmuls through mg::matmul_tile (tensor cores for f16/bf16 tiles,
+//                    each warp a register-blocked group of fragments)
 //   thread graph     one fused loop per output keeping the chain in registers
 //
 // Block tensors: an iterator's tile keeps the device tensor's storage type (tensor cores read
@@ -30,7 +31,8 @@
 namespace mugraph::codegen::cuda {
 
 struct CudaOptions {
-  int threads = 128;                      // threads per block of graph-defined kernels
+  int threads = 0;                        // threads per block of graph-defined kernels (0: 128,
+                                          // or 256 for blocks with tiles of 4096+ elements)
   int64_t shared_limit = 163 * 1024;      // bytes per block (default: A100's opt-in maximum,
                                           // also fits H100)
   bool double_buffer = true;              // streaming tiles double-buffered when they fit

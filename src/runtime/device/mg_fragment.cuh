@@ -23,11 +23,12 @@ struct Layout {
   int ld = 0;
 };
 
-// Row-major (s1 == 1) or column-major (s0 == 1) with a leading dim of a multiple of 8 elements
-// (16 bytes for 16-bit types, what WMMA's ldm needs; kept for f32 C as well).
-MG_HOST_DEVICE constexpr Layout layout_of(int s0, int s1) {
-  if (s1 == 1 && s0 % 8 == 0) return {kRowMajor, s0};
-  if (s0 == 1 && s1 % 8 == 0) return {kColMajor, s1};
+// Row-major (s1 == 1) or column-major (s0 == 1) with a leading dim of whole 16 bytes (what
+// WMMA's ldm needs: a multiple of 8 elements of a 16-bit type, 4 of f32).
+MG_HOST_DEVICE constexpr Layout layout_of(int s0, int s1, int elem_bytes = 2) {
+  const int chunk = 16 / elem_bytes;
+  if (s1 == 1 && s0 % chunk == 0) return {kRowMajor, s0};
+  if (s0 == 1 && s1 % chunk == 0) return {kColMajor, s1};
   return {};
 }
 
@@ -68,7 +69,7 @@ MG_HOST_DEVICE constexpr WmmaPlan plan_wmma(bool tc_types, int m, int n, int k, 
   WmmaPlan p;
   p.a = layout_of(a_s0, a_s1);
   p.b = layout_of(b_s0, b_s1);
-  p.c = layout_of(c_s0, c_s1);
+  p.c = layout_of(c_s0, c_s1, c_bytes);
   if (!tc_types || k % 16 != 0 || p.a.major == kNeitherMajor || p.b.major == kNeitherMajor ||
       p.c.major == kNeitherMajor)
     return p;
@@ -84,6 +85,19 @@ MG_HOST_DEVICE constexpr WmmaPlan plan_wmma(bool tc_types, int m, int n, int k, 
     }
   }
   return p;
+}
+
+// The register-blocking group of a WMMA tile matmul: RM x RN fragments per warp, the largest
+// of 2x4, 2x2, 1x2 and 1x1 that tiles the fragment grid (tm x tn fragments) and still gives
+// every warp a group (fewer groups than warps would leave warps idle).
+struct WmmaGroup {
+  int rm = 1, rn = 1;
+};
+MG_HOST_DEVICE constexpr WmmaGroup wmma_group(int tm, int tn, int warps) {
+  constexpr int kGroups[3][2] = {{2, 4}, {2, 2}, {1, 2}};
+  for (const auto& g : kGroups)
+    if (tm % g[0] == 0 && tn % g[1] == 0 && (tm / g[0]) * (tn / g[1]) >= warps) return {g[0], g[1]};
+  return {};
 }
 
 }  // namespace mg

@@ -51,66 +51,109 @@ __device__ __forceinline__ void matmul_simt(int m, int n, int k, Mat<const TA> a
 }
 
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-// Tensor-core form: each warp owns FMxFN output tiles warp, warp + warps, ...; LA/LB are A's and
-// B's WMMA layouts (p.a / p.b), C's is p.c. Every fragment starts at mg::fragment_offset, the
-// function mg::plan_wmma checked for 32-byte alignment (mg_fragment.cuh). An f16 C (TC = f16,
-// never accumulated into) takes the f32 accumulator rounded element by element into an f16
-// accumulator fragment of the same shape.
-template <int FM, int FN, class T, class LA, class LB, class TC>
+// Tensor-core form: each warp owns groups of RM x RN output fragments (FM x FN each), groups
+// warp, warp + warps, ...; for every k step it loads RM fragments of A and RN of B from shared
+// memory and issues RM * RN mma (register blocking: 2x2 groups load one fragment per mma, not
+// two). LA/LB are A's and B's WMMA layouts (p.a / p.b), C's is p.c. Every fragment starts at
+// mg::fragment_offset, the function mg::plan_wmma checked for 32-byte alignment
+// (mg_fragment.cuh). Each output element still sums its k products in k order, whatever the
+// group. An f16 C (TC = f16, never accumulated into) takes the f32 accumulator rounded element
+// by element into an f16 accumulator fragment of the same shape.
+template <int FM, int FN, int RM, int RN, class T, class LA, class LB, class TC>
 __device__ __forceinline__ void matmul_wmma(int m, int n, int k, const T* a, const T* b, TC* c,
                                             const WmmaPlan& p, bool accumulate) {
   using namespace nvcuda;
   const int warp = static_cast<int>(threadIdx.x) / 32, warps = static_cast<int>(blockDim.x) / 32;
-  const int tn = n / FN, tiles = (m / FM) * tn;
+  const int gn = n / (FN * RN), groups = (m / (FM * RM)) * gn;
   const wmma::layout_t lc = p.c.major == kRowMajor ? wmma::mem_row_major : wmma::mem_col_major;
-  for (int t = warp; t < tiles; t += warps) {
-    const int i = (t / tn) * FM, j = (t % tn) * FN;
-    TC* const ct = c + fragment_offset(p.c, i, j);
-    wmma::fragment<wmma::accumulator, FM, FN, 16, float> acc;
-    if constexpr (std::is_same<TC, float>::value) {
-      if (accumulate)
-        wmma::load_matrix_sync(acc, ct, static_cast<unsigned>(p.c.ld), lc);
-      else
-        wmma::fill_fragment(acc, 0.f);
-    } else {
-      wmma::fill_fragment(acc, 0.f);
-    }
+  for (int g = warp; g < groups; g += warps) {
+    const int i0 = (g / gn) * (FM * RM), j0 = (g % gn) * (FN * RN);
+    wmma::fragment<wmma::accumulator, FM, FN, 16, float> acc[RM][RN];
+#pragma unroll
+    for (int r = 0; r < RM; ++r)
+#pragma unroll
+      for (int s = 0; s < RN; ++s) {
+        if constexpr (std::is_same<TC, float>::value) {
+          if (accumulate) {
+            wmma::load_matrix_sync(acc[r][s], c + fragment_offset(p.c, i0 + r * FM, j0 + s * FN),
+                                   static_cast<unsigned>(p.c.ld), lc);
+            continue;
+          }
+        }
+        wmma::fill_fragment(acc[r][s], 0.f);
+      }
+    // Unrolled twice: a group's RM * RN independent mma already fill the pipe, and a full
+    // unroll of a long k multiplies nvcc's time (each variant of every call site).
+#pragma unroll 2
     for (int q = 0; q < k; q += 16) {
-      wmma::fragment<wmma::matrix_a, FM, FN, 16, T, LA> fa;
-      wmma::fragment<wmma::matrix_b, FM, FN, 16, T, LB> fb;
-      wmma::load_matrix_sync(fa, a + fragment_offset(p.a, i, q), static_cast<unsigned>(p.a.ld));
-      wmma::load_matrix_sync(fb, b + fragment_offset(p.b, q, j), static_cast<unsigned>(p.b.ld));
-      wmma::mma_sync(acc, fa, fb, acc);
+      wmma::fragment<wmma::matrix_a, FM, FN, 16, T, LA> fa[RM];
+      wmma::fragment<wmma::matrix_b, FM, FN, 16, T, LB> fb[RN];
+#pragma unroll
+      for (int r = 0; r < RM; ++r)
+        wmma::load_matrix_sync(fa[r], a + fragment_offset(p.a, i0 + r * FM, q),
+                               static_cast<unsigned>(p.a.ld));
+#pragma unroll
+      for (int s = 0; s < RN; ++s)
+        wmma::load_matrix_sync(fb[s], b + fragment_offset(p.b, q, j0 + s * FN),
+                               static_cast<unsigned>(p.b.ld));
+#pragma unroll
+      for (int r = 0; r < RM; ++r)
+#pragma unroll
+        for (int s = 0; s < RN; ++s) wmma::mma_sync(acc[r][s], fa[r], fb[s], acc[r][s]);
     }
-    if constexpr (std::is_same<TC, float>::value) {
-      wmma::store_matrix_sync(ct, acc, static_cast<unsigned>(p.c.ld), lc);
-    } else {
-      wmma::fragment<wmma::accumulator, FM, FN, 16, TC> out;
-      // Element e of both accumulators is the same (row, col): they share the accumulator
-      // register layout on sm_80/sm_90 (the mapping is not specified by the CUDA guide; the GPU
-      // tests and tune's check of every timed kernel against the program are what hold it).
-      static_assert(decltype(out)::num_elements == decltype(acc)::num_elements,
-                    "f32 and f16 accumulator fragments of one shape hold the same elements");
-      for (int e = 0; e < out.num_elements; ++e) out.x[e] = st<TC>(acc.x[e]);
-      wmma::store_matrix_sync(ct, out, static_cast<unsigned>(p.c.ld), lc);
-    }
+#pragma unroll
+    for (int r = 0; r < RM; ++r)
+#pragma unroll
+      for (int s = 0; s < RN; ++s) {
+        TC* const ct = c + fragment_offset(p.c, i0 + r * FM, j0 + s * FN);
+        if constexpr (std::is_same<TC, float>::value) {
+          wmma::store_matrix_sync(ct, acc[r][s], static_cast<unsigned>(p.c.ld), lc);
+        } else {
+          wmma::fragment<wmma::accumulator, FM, FN, 16, TC> out;
+          // Element e of both accumulators is the same (row, col): they share the accumulator
+          // register layout on sm_80/sm_90 (the mapping is not specified by the CUDA guide; the
+          // GPU tests and tune's check of every timed kernel against the program hold it).
+          static_assert(decltype(out)::num_elements == std::remove_reference_t<decltype(acc[0][0])>::num_elements,
+                        "f32 and f16 accumulator fragments of one shape hold the same elements");
+          for (int e = 0; e < out.num_elements; ++e) out.x[e] = st<TC>(acc[r][s].x[e]);
+          wmma::store_matrix_sync(ct, out, static_cast<unsigned>(p.c.ld), lc);
+        }
+      }
   }
 }
 
-template <int FM, int FN, class T, class TC>
+// kThreads: the block's threads when the generator knows them (0: blockDim.x), so that the group
+// is a constant and only its variant is compiled. 16x16 fragments only: the 8x32 and 32x8
+// shapes are fallbacks for alignment (mg::plan_wmma) and take 1x1 groups.
+template <int FM, int FN, int kThreads, class T, class LA, class LB, class TC>
+__device__ __forceinline__ void matmul_wmma_grouped(int m, int n, int k, const T* a, const T* b,
+                                                    TC* c, const WmmaPlan& p, bool accumulate) {
+  const int warps = (kThreads > 0 ? kThreads : static_cast<int>(blockDim.x)) / 32;
+  const WmmaGroup g = FM == 16 && FN == 16 ? wmma_group(m / FM, n / FN, warps) : WmmaGroup{};
+  if (g.rm == 2 && g.rn == 4)
+    matmul_wmma<FM, FN, 2, 4, T, LA, LB, TC>(m, n, k, a, b, c, p, accumulate);
+  else if (g.rm == 2)
+    matmul_wmma<FM, FN, 2, 2, T, LA, LB, TC>(m, n, k, a, b, c, p, accumulate);
+  else if (g.rn == 2)
+    matmul_wmma<FM, FN, 1, 2, T, LA, LB, TC>(m, n, k, a, b, c, p, accumulate);
+  else
+    matmul_wmma<FM, FN, 1, 1, T, LA, LB, TC>(m, n, k, a, b, c, p, accumulate);
+}
+
+template <int FM, int FN, int kThreads, class T, class TC>
 __device__ __forceinline__ void matmul_wmma_any(int m, int n, int k, const T* a, const T* b,
                                                 TC* c, const WmmaPlan& p, bool accumulate) {
   using nvcuda::wmma::col_major;
   using nvcuda::wmma::row_major;
   const bool ar = p.a.major == kRowMajor, br = p.b.major == kRowMajor;
   if (ar && br)
-    matmul_wmma<FM, FN, T, row_major, row_major, TC>(m, n, k, a, b, c, p, accumulate);
+    matmul_wmma_grouped<FM, FN, kThreads, T, row_major, row_major, TC>(m, n, k, a, b, c, p, accumulate);
   else if (ar)
-    matmul_wmma<FM, FN, T, row_major, col_major, TC>(m, n, k, a, b, c, p, accumulate);
+    matmul_wmma_grouped<FM, FN, kThreads, T, row_major, col_major, TC>(m, n, k, a, b, c, p, accumulate);
   else if (br)
-    matmul_wmma<FM, FN, T, col_major, row_major, TC>(m, n, k, a, b, c, p, accumulate);
+    matmul_wmma_grouped<FM, FN, kThreads, T, col_major, row_major, TC>(m, n, k, a, b, c, p, accumulate);
   else
-    matmul_wmma<FM, FN, T, col_major, col_major, TC>(m, n, k, a, b, c, p, accumulate);
+    matmul_wmma_grouped<FM, FN, kThreads, T, col_major, col_major, TC>(m, n, k, a, b, c, p, accumulate);
 }
 #endif
 
@@ -120,7 +163,7 @@ __device__ __forceinline__ void matmul_wmma_any(int m, int n, int k, const T* a,
 // choice depends only on the arguments, so every thread of the block takes the same branch.
 // C is f32, or f16 (a block tensor stored in its declared type, written once: tensor cores
 // round the f32 accumulator into it; no `accumulate`).
-template <class TA, class TB, class TC>
+template <int kThreads = 0, class TA, class TB, class TC>
 __device__ __forceinline__ void matmul_tile(int m, int n, int k, Mat<const TA> a, Mat<const TB> b,
                                             Mat<TC> c, bool accumulate) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -135,15 +178,15 @@ __device__ __forceinline__ void matmul_tile(int m, int n, int k, Mat<const TA> a
                                    reinterpret_cast<uintptr_t>(a.p), reinterpret_cast<uintptr_t>(b.p),
                                    reinterpret_cast<uintptr_t>(c.p), static_cast<int>(sizeof(TC)));
       if (p.fm == 16) {
-        matmul_wmma_any<16, 16, TA>(m, n, k, a.p, b.p, c.p, p, accumulate);
+        matmul_wmma_any<16, 16, kThreads, TA>(m, n, k, a.p, b.p, c.p, p, accumulate);
         return;
       }
       if (p.fm == 8) {
-        matmul_wmma_any<8, 32, TA>(m, n, k, a.p, b.p, c.p, p, accumulate);
+        matmul_wmma_any<8, 32, kThreads, TA>(m, n, k, a.p, b.p, c.p, p, accumulate);
         return;
       }
       if (p.fm == 32) {
-        matmul_wmma_any<32, 8, TA>(m, n, k, a.p, b.p, c.p, p, accumulate);
+        matmul_wmma_any<32, 8, kThreads, TA>(m, n, k, a.p, b.p, c.p, p, accumulate);
         return;
       }
     }

@@ -25,6 +25,7 @@
 
 #include <math.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -75,6 +76,8 @@ void launch(const char* name, const void* fn, dim3 grid, dim3 block, size_t smem
 int set_func_attribute(const void* fn, int attr, int value);
 int take_last_error();
 void count_mma();
+void count_fragment_load();
+void count_bank_conflicts(long long extra_wavefronts);
 const char* error_string(int code);
 
 }  // namespace mg_host
@@ -305,6 +308,29 @@ MG_HOST_NOINSTR inline void load(float* x, int rows, int cols, const T* p, unsig
       x[e] = to_float(*q);
     }
 }
+
+// Shared-memory bank conflicts of one 16-bit fragment load as the hardware issues it
+// (ldmatrix): 8x8 blocks, each 8 memory rows of 16 bytes read in one wavefront; 16-byte chunks
+// whose addresses agree modulo 128 bytes fall in the same 4 of the 32 banks and take a
+// wavefront each. Returns the extra wavefronts (0 when conflict-free).
+template <class T>
+MG_HOST_NOINSTR inline long long bank_conflicts(const T* p, int rows, int cols, unsigned ldm,
+                                                bool row) {
+  if (sizeof(T) != 2) return 0;
+  const int mem_rows = row ? rows : cols, mem_cols = row ? cols : rows;  // memory order
+  long long extra = 0;
+  for (int r0 = 0; r0 < mem_rows; r0 += 8)
+    for (int c0 = 0; c0 < mem_cols; c0 += 8) {
+      int per_group[8] = {};
+      int ways = 0;
+      for (int r = r0; r < r0 + 8 && r < mem_rows; ++r) {
+        const auto a = reinterpret_cast<uintptr_t>(p + static_cast<long long>(r) * ldm + c0);
+        ways = std::max(ways, ++per_group[(a / 16) % 8]);
+      }
+      extra += ways - 1;
+    }
+  return extra;
+}
 }  // namespace detail
 
 template <class Use, int M, int N, int K, class T, class L>
@@ -312,6 +338,11 @@ MG_HOST_NOINSTR inline void load_matrix_sync(fragment<Use, M, N, K, T, L>& f, co
                                              unsigned ldm) {
   detail::check_pointer("load_matrix_sync", p, ldm);
   detail::load(f.x, f.rows, f.cols, p, ldm, std::is_same<L, row_major>::value);
+  if (::mg_host::lane() == 0) {
+    ::mg_host::count_fragment_load();
+    ::mg_host::count_bank_conflicts(
+        detail::bank_conflicts(p, f.rows, f.cols, ldm, std::is_same<L, row_major>::value));
+  }
 }
 template <int M, int N, int K>
 MG_HOST_NOINSTR inline void load_matrix_sync(fragment<accumulator, M, N, K, float>& f,

@@ -37,56 +37,55 @@ extern "C" const char* mg_error_string(int code) {
 // ===== graph =====
 namespace {
 
-// graph_defined grid=[128, 1, 1] forloop=64 threads=128 shared=20480 bytes (optimal plan), streaming tiles double-buffered
+// graph_defined grid=[128, 1, 1] forloop=64 threads=128 shared=25088 bytes (optimal plan), streaming tiles double-buffered
 __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restrict__ d_X, const mg::f16* __restrict__ d_W1, const mg::f16* __restrict__ d_W2, mg::f16* __restrict__ d_O) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;
   (void)bx; (void)by; (void)bz;
-  mg::f16* const s_x_buf = reinterpret_cast<mg::f16*>(smem + 16384);  // [8, 64], 2 buffers
+  mg::f16* const s_x_buf = reinterpret_cast<mg::f16*>(smem + 20480);  // [8, 64], 2 buffers
   mg::f16* const s_w1_buf = reinterpret_cast<mg::f16*>(smem + 0);  // [64, 32], 2 buffers
-  mg::f16* const s_w2_buf = reinterpret_cast<mg::f16*>(smem + 8192);  // [64, 32], 2 buffers
-  float* const s_aacc = reinterpret_cast<float*>(smem + 18432);  // [8, 32]
-  float* const s_bacc = reinterpret_cast<float*>(smem + 19456);  // [8, 32]
+  mg::f16* const s_w2_buf = reinterpret_cast<mg::f16*>(smem + 10240);  // [64, 32], 2 buffers
+  float* const s_aacc = reinterpret_cast<float*>(smem + 22784);  // [8, 32]
+  float* const s_bacc = reinterpret_cast<float*>(smem + 23936);  // [8, 32]
   float* const s_o = reinterpret_cast<float*>(smem + 0);  // [8, 32]
   mg::cp_async_commit();
   // first tiles of the loop, into buffer 0
   // x = input_iterator(X, imap={}, fmap=1)
-  mg::copy_rows_async(s_x_buf, d_X, 8, 64, [&](int r) -> int64_t { return r * 4096; }, [&](int r) -> int { return r * 64; });
+  mg::copy_rows_async(s_x_buf, d_X, 8, 64, [&](int r) -> int64_t { return r * 4096; }, [&](int r) -> int { return r * 72; });
   // w1 = input_iterator(W1, imap={x:1}, fmap=0)
-  mg::copy_rows_async(s_w1_buf, d_W1, 64, 32, [&](int r) -> int64_t { return bx * 32 + r * 4096; }, [&](int r) -> int { return r * 32; });
+  mg::copy_rows_async(s_w1_buf, d_W1, 64, 32, [&](int r) -> int64_t { return bx * 32 + r * 4096; }, [&](int r) -> int { return r * 40; });
   // w2 = input_iterator(W2, imap={x:1}, fmap=0)
-  mg::copy_rows_async(s_w2_buf, d_W2, 64, 32, [&](int r) -> int64_t { return bx * 32 + r * 4096; }, [&](int r) -> int { return r * 32; });
+  mg::copy_rows_async(s_w2_buf, d_W2, 64, 32, [&](int r) -> int64_t { return bx * 32 + r * 4096; }, [&](int r) -> int { return r * 40; });
   mg::cp_async_commit();
   for (int it = 0; it < 64; ++it) {
-    mg::f16* const s_x = s_x_buf + (it & 1) * 512;
-    mg::f16* const s_w1 = s_w1_buf + (it & 1) * 2048;
-    mg::f16* const s_w2 = s_w2_buf + (it & 1) * 2048;
+    mg::f16* const s_x = s_x_buf + (it & 1) * 576;
+    mg::f16* const s_w1 = s_w1_buf + (it & 1) * 2560;
+    mg::f16* const s_w2 = s_w2_buf + (it & 1) * 2560;
     if (it + 1 < 64) {
       // prefetch the next iteration's tiles into the other buffer
       // x = input_iterator(X, imap={}, fmap=1)
-      mg::copy_rows_async((s_x_buf + ((it + 1) & 1) * 512), d_X, 8, 64, [&](int r) -> int64_t { return ((it + 1)) * 64 + r * 4096; }, [&](int r) -> int { return r * 64; });
+      mg::copy_rows_async((s_x_buf + ((it + 1) & 1) * 576), d_X, 8, 64, [&](int r) -> int64_t { return ((it + 1)) * 64 + r * 4096; }, [&](int r) -> int { return r * 72; });
       // w1 = input_iterator(W1, imap={x:1}, fmap=0)
-      mg::copy_rows_async((s_w1_buf + ((it + 1) & 1) * 2048), d_W1, 64, 32, [&](int r) -> int64_t { return (((it + 1)) * 64) * 4096 + bx * 32 + r * 4096; }, [&](int r) -> int { return r * 32; });
+      mg::copy_rows_async((s_w1_buf + ((it + 1) & 1) * 2560), d_W1, 64, 32, [&](int r) -> int64_t { return (((it + 1)) * 64) * 4096 + bx * 32 + r * 4096; }, [&](int r) -> int { return r * 40; });
       // w2 = input_iterator(W2, imap={x:1}, fmap=0)
-      mg::copy_rows_async((s_w2_buf + ((it + 1) & 1) * 2048), d_W2, 64, 32, [&](int r) -> int64_t { return (((it + 1)) * 64) * 4096 + bx * 32 + r * 4096; }, [&](int r) -> int { return r * 32; });
+      mg::copy_rows_async((s_w2_buf + ((it + 1) & 1) * 2560), d_W2, 64, 32, [&](int r) -> int64_t { return (((it + 1)) * 64) * 4096 + bx * 32 + r * 4096; }, [&](int r) -> int { return r * 40; });
     }
     mg::cp_async_commit();
     mg::cp_async_wait<1>();
     __syncthreads();
     // aacc (+)= matmul(x, w1), accumulated in place of a
-    mg::matmul_tile(8, 32, 64, mg::Mat<const mg::f16>{s_x + 0, 64, 1}, mg::Mat<const mg::f16>{s_w1 + 0, 32, 1}, mg::Mat<float>{s_aacc + 0, 32, 1}, it > 0);
+    mg::matmul_tile<128>(8, 32, 64, mg::Mat<const mg::f16>{s_x + 0, 72, 1}, mg::Mat<const mg::f16>{s_w1 + 0, 40, 1}, mg::Mat<float>{s_aacc + 0, 36, 1}, it > 0);
     // bacc (+)= matmul(x, w2), accumulated in place of b
-    mg::matmul_tile(8, 32, 64, mg::Mat<const mg::f16>{s_x + 0, 64, 1}, mg::Mat<const mg::f16>{s_w2 + 0, 32, 1}, mg::Mat<float>{s_bacc + 0, 32, 1}, it > 0);
+    mg::matmul_tile<128>(8, 32, 64, mg::Mat<const mg::f16>{s_x + 0, 72, 1}, mg::Mat<const mg::f16>{s_w2 + 0, 40, 1}, mg::Mat<float>{s_bacc + 0, 36, 1}, it > 0);
     __syncthreads();
     // aacc = accumulator(a, fmap=phi): accumulated by the matmul above
     // bacc = accumulator(b, fmap=phi): accumulated by the matmul above
-    __syncthreads();
   }
   // o = thread graph (fused in registers)
   for (int e = threadIdx.x; e < 256; e += blockDim.x) {
     const int i0 = (e / 32);
     const int i1 = (e % 32);
-    s_o[i0 * 32 + i1] = mg::st<float>(((mg::ld(s_aacc[i0 * 32 + i1]) / (1.f + expf(-mg::ld(s_aacc[i0 * 32 + i1])))) * mg::ld(s_bacc[i0 * 32 + i1])));
+    s_o[i0 * 32 + i1] = mg::st<float>(((mg::ld(s_aacc[i0 * 36 + i1]) / (1.f + expf(-mg::ld(s_aacc[i0 * 36 + i1])))) * mg::ld(s_bacc[i0 * 36 + i1])));
   }
   __syncthreads();
   // output_saver(o, omap={x:1}) -> O
@@ -98,7 +97,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
 }
 
 static int graph_op0(cudaStream_t stream, const mg::f16* __restrict__ d_X, const mg::f16* __restrict__ d_W1, const mg::f16* __restrict__ d_W2, mg::f16* __restrict__ d_O) {
-  graph_op0_kernel<<<dim3(128, 1, 1), 128, 20480, stream>>>(d_X, d_W1, d_W2, d_O);
+  graph_op0_kernel<<<dim3(128, 1, 1), 128, 25088, stream>>>(d_X, d_W1, d_W2, d_O);
   return static_cast<int>(cudaGetLastError());
 }
 }  // namespace

@@ -37,73 +37,73 @@ extern "C" const char* mg_error_string(int code) {
 // ===== graph =====
 namespace {
 
-// graph_defined grid=[2, 4, 1] forloop=32 threads=128 shared=155904 bytes (optimal plan), streaming tiles double-buffered
-__global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restrict__ d_Q, const mg::f16* __restrict__ d_K, const mg::f16* __restrict__ d_V, mg::f16* __restrict__ d_O) {
+// graph_defined grid=[2, 4, 1] forloop=32 threads=256 shared=165120 bytes (optimal plan), streaming tiles double-buffered
+__global__ void __launch_bounds__(256) graph_op0_kernel(const mg::f16* __restrict__ d_Q, const mg::f16* __restrict__ d_K, const mg::f16* __restrict__ d_V, mg::f16* __restrict__ d_O) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;
   (void)bx; (void)by; (void)bz;
-  mg::f16* const s_q = reinterpret_cast<mg::f16*>(smem + 147456);  // [1, 64, 64]
-  mg::f16* const s_k_buf = reinterpret_cast<mg::f16*>(smem + 0);  // [1, 64, 128], 2 buffers
-  mg::f16* const s_v_buf = reinterpret_cast<mg::f16*>(smem + 32768);  // [1, 128, 64], 2 buffers
-  float* const s_qk = reinterpret_cast<float*>(smem + 65536);  // [1, 64, 128]
-  float* const s_s = reinterpret_cast<float*>(smem + 98304);  // [1, 64, 128]
-  mg::f16* const s_e = reinterpret_cast<mg::f16*>(smem + 65536);  // [1, 64, 128]
-  float* const s_d = reinterpret_cast<float*>(smem + 81920);  // [1, 64, 1]
-  float* const s_nacc = reinterpret_cast<float*>(smem + 131072);  // [1, 64, 64]
-  float* const s_dacc = reinterpret_cast<float*>(smem + 155648);  // [1, 64, 1]
+  mg::f16* const s_q = reinterpret_cast<mg::f16*>(smem + 155648);  // [1, 64, 64]
+  mg::f16* const s_k_buf = reinterpret_cast<mg::f16*>(smem + 36864);  // [1, 64, 128], 2 buffers
+  mg::f16* const s_v_buf = reinterpret_cast<mg::f16*>(smem + 0);  // [1, 128, 64], 2 buffers
+  float* const s_qk = reinterpret_cast<float*>(smem + 71680);  // [1, 64, 128]
+  float* const s_s = reinterpret_cast<float*>(smem + 105472);  // [1, 64, 128]
+  mg::f16* const s_e = reinterpret_cast<mg::f16*>(smem + 71680);  // [1, 64, 128]
+  float* const s_d = reinterpret_cast<float*>(smem + 89088);  // [1, 64, 1]
+  float* const s_nacc = reinterpret_cast<float*>(smem + 138240);  // [1, 64, 64]
+  float* const s_dacc = reinterpret_cast<float*>(smem + 164864);  // [1, 64, 1]
   float* const s_o = reinterpret_cast<float*>(smem + 0);  // [1, 64, 64]
   // q = input_iterator(Q, imap={x:0, y:1}, fmap=phi)
-  mg::copy_rows_async(s_q, d_Q, 64, 64, [&](int r) -> int64_t { return bx * 16384 + by * 64 * 64 + r * 64; }, [&](int r) -> int { return r * 64; });
+  mg::copy_rows_async(s_q, d_Q, 64, 64, [&](int r) -> int64_t { return bx * 16384 + by * 64 * 64 + r * 64; }, [&](int r) -> int { return r * 72; });
   mg::cp_async_commit();
   // first tiles of the loop, into buffer 0
   // k = input_iterator(K, imap={x:0}, fmap=2)
-  mg::copy_rows_async(s_k_buf, d_K, 64, 128, [&](int r) -> int64_t { return bx * 262144 + r * 4096; }, [&](int r) -> int { return r * 128; });
+  mg::copy_rows_async(s_k_buf, d_K, 64, 128, [&](int r) -> int64_t { return bx * 262144 + r * 4096; }, [&](int r) -> int { return r * 136; });
   // v = input_iterator(V, imap={x:0}, fmap=1)
-  mg::copy_rows_async(s_v_buf, d_V, 128, 64, [&](int r) -> int64_t { return bx * 262144 + r * 64; }, [&](int r) -> int { return r * 64; });
+  mg::copy_rows_async(s_v_buf, d_V, 128, 64, [&](int r) -> int64_t { return bx * 262144 + r * 64; }, [&](int r) -> int { return r * 72; });
   mg::cp_async_commit();
   for (int it = 0; it < 32; ++it) {
-    mg::f16* const s_k = s_k_buf + (it & 1) * 8192;
-    mg::f16* const s_v = s_v_buf + (it & 1) * 8192;
+    mg::f16* const s_k = s_k_buf + (it & 1) * 8704;
+    mg::f16* const s_v = s_v_buf + (it & 1) * 9216;
     if (it + 1 < 32) {
       // prefetch the next iteration's tiles into the other buffer
       // k = input_iterator(K, imap={x:0}, fmap=2)
-      mg::copy_rows_async((s_k_buf + ((it + 1) & 1) * 8192), d_K, 64, 128, [&](int r) -> int64_t { return bx * 262144 + ((it + 1)) * 128 + r * 4096; }, [&](int r) -> int { return r * 128; });
+      mg::copy_rows_async((s_k_buf + ((it + 1) & 1) * 8704), d_K, 64, 128, [&](int r) -> int64_t { return bx * 262144 + ((it + 1)) * 128 + r * 4096; }, [&](int r) -> int { return r * 136; });
       // v = input_iterator(V, imap={x:0}, fmap=1)
-      mg::copy_rows_async((s_v_buf + ((it + 1) & 1) * 8192), d_V, 128, 64, [&](int r) -> int64_t { return bx * 262144 + (((it + 1)) * 128) * 64 + r * 64; }, [&](int r) -> int { return r * 64; });
+      mg::copy_rows_async((s_v_buf + ((it + 1) & 1) * 9216), d_V, 128, 64, [&](int r) -> int64_t { return bx * 262144 + (((it + 1)) * 128) * 64 + r * 64; }, [&](int r) -> int { return r * 72; });
     }
     mg::cp_async_commit();
     mg::cp_async_wait<1>();
     __syncthreads();
     // qk = matmul(q, k)
     for (int b0 = 0; b0 < 1; ++b0) {
-      mg::matmul_tile(64, 128, 64, mg::Mat<const mg::f16>{s_q + 0, 64, 1}, mg::Mat<const mg::f16>{s_k + 0, 128, 1}, mg::Mat<float>{s_qk + 0, 128, 1}, false);
+      mg::matmul_tile<256>(64, 128, 64, mg::Mat<const mg::f16>{s_q + 0, 72, 1}, mg::Mat<const mg::f16>{s_k + 0, 136, 1}, mg::Mat<float>{s_qk + 0, 132, 1}, false);
     }
     __syncthreads();
     // s = scale(qk)
     for (int e = threadIdx.x; e < 8192; e += blockDim.x) {
       const int i1 = (e / 128);
       const int i2 = (e % 128);
-      s_s[i1 * 128 + i2] = mg::st<float>((mg::ld(s_qk[i1 * 128 + i2]) * 0.125f));
+      s_s[i1 * 128 + i2] = mg::st<float>((mg::ld(s_qk[i1 * 132 + i2]) * 0.125f));
     }
     __syncthreads();
     // e = exp(s)
     for (int e = threadIdx.x; e < 8192; e += blockDim.x) {
       const int i1 = (e / 128);
       const int i2 = (e % 128);
-      s_e[i1 * 128 + i2] = mg::st<mg::f16>(expf(mg::ld(s_s[i1 * 128 + i2])));
+      s_e[i1 * 136 + i2] = mg::st<mg::f16>(expf(mg::ld(s_s[i1 * 128 + i2])));
     }
     __syncthreads();
     // d = sum(e)
     for (int o = threadIdx.x / 32; o < 64; o += blockDim.x / 32) {
       const int o1 = o;
       float acc = 0.f;
-      for (int g = threadIdx.x % 32; g < 128; g += 32) acc += mg::ld(s_e[o1 * 128 + g]);
+      for (int g = threadIdx.x % 32; g < 128; g += 32) acc += mg::ld(s_e[o1 * 136 + g]);
       acc = mg::warp_sum(acc);
       if (threadIdx.x % 32 == 0) s_d[o1] = mg::st<float>(acc);
     }
     // nacc (+)= matmul(e, v), accumulated in place of n
     for (int b0 = 0; b0 < 1; ++b0) {
-      mg::matmul_tile(64, 64, 128, mg::Mat<const mg::f16>{s_e + 0, 128, 1}, mg::Mat<const mg::f16>{s_v + 0, 64, 1}, mg::Mat<float>{s_nacc + 0, 64, 1}, it > 0);
+      mg::matmul_tile<256>(64, 64, 128, mg::Mat<const mg::f16>{s_e + 0, 136, 1}, mg::Mat<const mg::f16>{s_v + 0, 72, 1}, mg::Mat<float>{s_nacc + 0, 68, 1}, it > 0);
     }
     __syncthreads();
     // nacc = accumulator(n, fmap=phi): accumulated by the matmul above
@@ -126,7 +126,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
   for (int e = threadIdx.x; e < 4096; e += blockDim.x) {
     const int i1 = (e / 64);
     const int i2 = (e % 64);
-    s_o[i1 * 64 + i2] = mg::st<float>((mg::ld(s_nacc[i1 * 64 + i2]) / mg::ld(s_dacc[i1])));
+    s_o[i1 * 64 + i2] = mg::st<float>((mg::ld(s_nacc[i1 * 68 + i2]) / mg::ld(s_dacc[i1])));
   }
   __syncthreads();
   // output_saver(o, omap={x:0, y:1}) -> O
@@ -138,9 +138,9 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
 }
 
 static int graph_op0(cudaStream_t stream, const mg::f16* __restrict__ d_Q, const mg::f16* __restrict__ d_K, const mg::f16* __restrict__ d_V, mg::f16* __restrict__ d_O) {
-  static const cudaError_t attr = cudaFuncSetAttribute(graph_op0_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 155904);
+  static const cudaError_t attr = cudaFuncSetAttribute(graph_op0_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 165120);
   if (attr != cudaSuccess) return static_cast<int>(attr);
-  graph_op0_kernel<<<dim3(2, 4, 1), 128, 155904, stream>>>(d_Q, d_K, d_V, d_O);
+  graph_op0_kernel<<<dim3(2, 4, 1), 256, 165120, stream>>>(d_Q, d_K, d_V, d_O);
   return static_cast<int>(cudaGetLastError());
 }
 }  // namespace

@@ -37,74 +37,74 @@ extern "C" const char* mg_error_string(int code) {
 // ===== graph =====
 namespace {
 
-// graph_defined grid=[2, 8, 2] forloop=8 threads=128 shared=147968 bytes (optimal plan), streaming tiles double-buffered
-__global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restrict__ d_Q, const mg::f16* __restrict__ d_K, const mg::f16* __restrict__ d_V, mg::f16* __restrict__ d_NP, mg::f16* __restrict__ d_DP) {
+// graph_defined grid=[2, 8, 2] forloop=8 threads=256 shared=157184 bytes (optimal plan), streaming tiles double-buffered
+__global__ void __launch_bounds__(256) graph_op0_kernel(const mg::f16* __restrict__ d_Q, const mg::f16* __restrict__ d_K, const mg::f16* __restrict__ d_V, mg::f16* __restrict__ d_NP, mg::f16* __restrict__ d_DP) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;
   (void)bx; (void)by; (void)bz;
-  mg::f16* const s_q = reinterpret_cast<mg::f16*>(smem + 98304);  // [1, 128, 64]
-  mg::f16* const s_k_buf = reinterpret_cast<mg::f16*>(smem + 114688);  // [1, 64, 64], 2 buffers
-  mg::f16* const s_v_buf = reinterpret_cast<mg::f16*>(smem + 131072);  // [1, 64, 64], 2 buffers
+  mg::f16* const s_q = reinterpret_cast<mg::f16*>(smem + 101376);  // [1, 128, 64]
+  mg::f16* const s_k_buf = reinterpret_cast<mg::f16*>(smem + 119808);  // [1, 64, 64], 2 buffers
+  mg::f16* const s_v_buf = reinterpret_cast<mg::f16*>(smem + 138240);  // [1, 64, 64], 2 buffers
   float* const s_qk = reinterpret_cast<float*>(smem + 0);  // [1, 128, 64]
-  float* const s_s = reinterpret_cast<float*>(smem + 32768);  // [1, 128, 64]
+  float* const s_s = reinterpret_cast<float*>(smem + 68608);  // [1, 128, 64]
   mg::f16* const s_e = reinterpret_cast<mg::f16*>(smem + 0);  // [1, 128, 64]
-  float* const s_d = reinterpret_cast<float*>(smem + 16384);  // [1, 128, 1]
-  float* const s_nacc = reinterpret_cast<float*>(smem + 65536);  // [1, 128, 64] column-major
-  float* const s_dacc = reinterpret_cast<float*>(smem + 147456);  // [1, 128, 1]
+  float* const s_d = reinterpret_cast<float*>(smem + 18432);  // [1, 128, 1]
+  float* const s_nacc = reinterpret_cast<float*>(smem + 34816);  // [1, 128, 64] column-major
+  float* const s_dacc = reinterpret_cast<float*>(smem + 156672);  // [1, 128, 1]
   float* const s_np = reinterpret_cast<float*>(smem + 0);  // [1, 128, 1, 64]
   float* const s_dp = reinterpret_cast<float*>(smem + 32768);  // [1, 128, 1, 1]
   // q = input_iterator(Q, imap={x:0, z:1}, fmap=phi)
-  mg::copy_rows_async(s_q, d_Q, 128, 64, [&](int r) -> int64_t { return bx * 16384 + bz * 128 * 64 + r * 64; }, [&](int r) -> int { return r * 64; });
+  mg::copy_rows_async(s_q, d_Q, 128, 64, [&](int r) -> int64_t { return bx * 16384 + bz * 128 * 64 + r * 64; }, [&](int r) -> int { return r * 72; });
   mg::cp_async_commit();
   // first tiles of the loop, into buffer 0
   // k = input_iterator(K, imap={x:0, y:2}, fmap=2)
-  mg::copy_rows_async(s_k_buf, d_K, 64, 64, [&](int r) -> int64_t { return bx * 262144 + by * 512 + r * 4096; }, [&](int r) -> int { return r * 64; });
+  mg::copy_rows_async(s_k_buf, d_K, 64, 64, [&](int r) -> int64_t { return bx * 262144 + by * 512 + r * 4096; }, [&](int r) -> int { return r * 72; });
   // v = input_iterator(V, imap={x:0, y:1}, fmap=1)
-  mg::copy_rows_async(s_v_buf, d_V, 64, 64, [&](int r) -> int64_t { return bx * 262144 + by * 512 * 64 + r * 64; }, [&](int r) -> int { return r * 64; });
+  mg::copy_rows_async(s_v_buf, d_V, 64, 64, [&](int r) -> int64_t { return bx * 262144 + by * 512 * 64 + r * 64; }, [&](int r) -> int { return r * 72; });
   mg::cp_async_commit();
   for (int it = 0; it < 8; ++it) {
-    mg::f16* const s_k = s_k_buf + (it & 1) * 4096;
-    mg::f16* const s_v = s_v_buf + (it & 1) * 4096;
+    mg::f16* const s_k = s_k_buf + (it & 1) * 4608;
+    mg::f16* const s_v = s_v_buf + (it & 1) * 4608;
     if (it + 1 < 8) {
       // prefetch the next iteration's tiles into the other buffer
       // k = input_iterator(K, imap={x:0, y:2}, fmap=2)
-      mg::copy_rows_async((s_k_buf + ((it + 1) & 1) * 4096), d_K, 64, 64, [&](int r) -> int64_t { return bx * 262144 + by * 512 + ((it + 1)) * 64 + r * 4096; }, [&](int r) -> int { return r * 64; });
+      mg::copy_rows_async((s_k_buf + ((it + 1) & 1) * 4608), d_K, 64, 64, [&](int r) -> int64_t { return bx * 262144 + by * 512 + ((it + 1)) * 64 + r * 4096; }, [&](int r) -> int { return r * 72; });
       // v = input_iterator(V, imap={x:0, y:1}, fmap=1)
-      mg::copy_rows_async((s_v_buf + ((it + 1) & 1) * 4096), d_V, 64, 64, [&](int r) -> int64_t { return bx * 262144 + (by * 512 + ((it + 1)) * 64) * 64 + r * 64; }, [&](int r) -> int { return r * 64; });
+      mg::copy_rows_async((s_v_buf + ((it + 1) & 1) * 4608), d_V, 64, 64, [&](int r) -> int64_t { return bx * 262144 + (by * 512 + ((it + 1)) * 64) * 64 + r * 64; }, [&](int r) -> int { return r * 72; });
     }
     mg::cp_async_commit();
     mg::cp_async_wait<1>();
     __syncthreads();
     // qk = matmul(q, k)
     for (int b0 = 0; b0 < 1; ++b0) {
-      mg::matmul_tile(128, 64, 64, mg::Mat<const mg::f16>{s_q + 0, 64, 1}, mg::Mat<const mg::f16>{s_k + 0, 64, 1}, mg::Mat<float>{s_qk + 0, 64, 1}, false);
+      mg::matmul_tile<256>(128, 64, 64, mg::Mat<const mg::f16>{s_q + 0, 72, 1}, mg::Mat<const mg::f16>{s_k + 0, 72, 1}, mg::Mat<float>{s_qk + 0, 68, 1}, false);
     }
     __syncthreads();
     // s = scale(qk)
     for (int e = threadIdx.x; e < 8192; e += blockDim.x) {
       const int i1 = (e / 64);
       const int i2 = (e % 64);
-      s_s[i1 * 64 + i2] = mg::st<float>((mg::ld(s_qk[i1 * 64 + i2]) * 0.125f));
+      s_s[i1 * 64 + i2] = mg::st<float>((mg::ld(s_qk[i1 * 68 + i2]) * 0.125f));
     }
     __syncthreads();
     // e = exp(s)
     for (int e = threadIdx.x; e < 8192; e += blockDim.x) {
       const int i1 = (e / 64);
       const int i2 = (e % 64);
-      s_e[i1 * 64 + i2] = mg::st<mg::f16>(expf(mg::ld(s_s[i1 * 64 + i2])));
+      s_e[i1 * 72 + i2] = mg::st<mg::f16>(expf(mg::ld(s_s[i1 * 64 + i2])));
     }
     __syncthreads();
     // d = sum(e)
     for (int o = threadIdx.x / 32; o < 128; o += blockDim.x / 32) {
       const int o1 = o;
       float acc = 0.f;
-      for (int g = threadIdx.x % 32; g < 64; g += 32) acc += mg::ld(s_e[o1 * 64 + g]);
+      for (int g = threadIdx.x % 32; g < 64; g += 32) acc += mg::ld(s_e[o1 * 72 + g]);
       acc = mg::warp_sum(acc);
       if (threadIdx.x % 32 == 0) s_d[o1] = mg::st<float>(acc);
     }
     // nacc (+)= matmul(e, v), accumulated in place of n
     for (int b0 = 0; b0 < 1; ++b0) {
-      mg::matmul_tile(128, 64, 64, mg::Mat<const mg::f16>{s_e + 0, 64, 1}, mg::Mat<const mg::f16>{s_v + 0, 64, 1}, mg::Mat<float>{s_nacc + 0, 1, 128}, it > 0);
+      mg::matmul_tile<256>(128, 64, 64, mg::Mat<const mg::f16>{s_e + 0, 72, 1}, mg::Mat<const mg::f16>{s_v + 0, 72, 1}, mg::Mat<float>{s_nacc + 0, 1, 132}, it > 0);
     }
     __syncthreads();
     // nacc = accumulator(n, fmap=phi): accumulated by the matmul above
@@ -128,7 +128,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
     const int i1 = (e / 64);
     const int i3 = (e % 64);
     const int f = i1 * 64 + i3;
-    s_np[i1 * 64 + i3] = mg::st<float>(mg::ld(s_nacc[((f / 8192) % 1) * 8192 + ((f / 64) % 128) + ((f / 1) % 64) * 128]));
+    s_np[i1 * 64 + i3] = mg::st<float>(mg::ld(s_nacc[((f / 8192) % 1) * 8192 + ((f / 64) % 128) + ((f / 1) % 64) * 132]));
   }
   // dp = reshape(dacc)
   for (int e = threadIdx.x; e < 128; e += blockDim.x) {
@@ -151,14 +151,14 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
 }
 
 static int graph_op0(cudaStream_t stream, const mg::f16* __restrict__ d_Q, const mg::f16* __restrict__ d_K, const mg::f16* __restrict__ d_V, mg::f16* __restrict__ d_NP, mg::f16* __restrict__ d_DP) {
-  static const cudaError_t attr = cudaFuncSetAttribute(graph_op0_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 147968);
+  static const cudaError_t attr = cudaFuncSetAttribute(graph_op0_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 157184);
   if (attr != cudaSuccess) return static_cast<int>(attr);
-  graph_op0_kernel<<<dim3(2, 8, 2), 128, 147968, stream>>>(d_Q, d_K, d_V, d_NP, d_DP);
+  graph_op0_kernel<<<dim3(2, 8, 2), 256, 157184, stream>>>(d_Q, d_K, d_V, d_NP, d_DP);
   return static_cast<int>(cudaGetLastError());
 }
 
-// graph_defined grid=[2, 4, 1] forloop=1 threads=128 shared=99584 bytes (optimal plan)
-__global__ void __launch_bounds__(128) graph_op1_kernel(const mg::f16* __restrict__ d_NP, const mg::f16* __restrict__ d_DP, mg::f16* __restrict__ d_O) {
+// graph_defined grid=[2, 4, 1] forloop=1 threads=256 shared=99584 bytes (optimal plan)
+__global__ void __launch_bounds__(256) graph_op1_kernel(const mg::f16* __restrict__ d_NP, const mg::f16* __restrict__ d_DP, mg::f16* __restrict__ d_O) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;
   (void)bx; (void)by; (void)bz;
@@ -220,7 +220,7 @@ __global__ void __launch_bounds__(128) graph_op1_kernel(const mg::f16* __restric
 static int graph_op1(cudaStream_t stream, const mg::f16* __restrict__ d_NP, const mg::f16* __restrict__ d_DP, mg::f16* __restrict__ d_O) {
   static const cudaError_t attr = cudaFuncSetAttribute(graph_op1_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, 99584);
   if (attr != cudaSuccess) return static_cast<int>(attr);
-  graph_op1_kernel<<<dim3(2, 4, 1), 128, 99584, stream>>>(d_NP, d_DP, d_O);
+  graph_op1_kernel<<<dim3(2, 4, 1), 256, 99584, stream>>>(d_NP, d_DP, d_O);
   return static_cast<int>(cudaGetLastError());
 }
 }  // namespace

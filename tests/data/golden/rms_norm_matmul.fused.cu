@@ -37,19 +37,19 @@ extern "C" const char* mg_error_string(int code) {
 // ===== graph =====
 namespace {
 
-// graph_defined grid=[128, 1, 1] forloop=64 threads=128 shared=20992 bytes (optimal plan), streaming tiles double-buffered
+// graph_defined grid=[128, 1, 1] forloop=64 threads=128 shared=23552 bytes (optimal plan), streaming tiles double-buffered
 __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restrict__ d_X, const mg::f16* __restrict__ d_G, const mg::f16* __restrict__ d_W, mg::f16* __restrict__ d_Y) {
   extern __shared__ __align__(128) unsigned char smem[];
   const int64_t bx = blockIdx.x, by = blockIdx.y, bz = blockIdx.z;
   (void)bx; (void)by; (void)bz;
-  mg::f16* const s_x_buf = reinterpret_cast<mg::f16*>(smem + 8192);  // [16, 64], 2 buffers
-  mg::f16* const s_g_buf = reinterpret_cast<mg::f16*>(smem + 20480);  // [64], 2 buffers
+  mg::f16* const s_x_buf = reinterpret_cast<mg::f16*>(smem + 10240);  // [16, 64], 2 buffers
+  mg::f16* const s_g_buf = reinterpret_cast<mg::f16*>(smem + 23040);  // [64], 2 buffers
   mg::f16* const s_w_buf = reinterpret_cast<mg::f16*>(smem + 0);  // [64, 32], 2 buffers
-  mg::f16* const s_xg = reinterpret_cast<mg::f16*>(smem + 16384);  // [16, 64]
-  float* const s_sq = reinterpret_cast<float*>(smem + 12288);  // [16, 64]
-  float* const s_ss = reinterpret_cast<float*>(smem + 20736);  // [16, 1]
-  float* const s_macc = reinterpret_cast<float*>(smem + 18432);  // [16, 32]
-  float* const s_sacc = reinterpret_cast<float*>(smem + 20864);  // [16, 1]
+  mg::f16* const s_xg = reinterpret_cast<mg::f16*>(smem + 18432);  // [16, 64]
+  float* const s_sq = reinterpret_cast<float*>(smem + 14336);  // [16, 64]
+  float* const s_ss = reinterpret_cast<float*>(smem + 23296);  // [16, 1]
+  float* const s_macc = reinterpret_cast<float*>(smem + 20736);  // [16, 32]
+  float* const s_sacc = reinterpret_cast<float*>(smem + 23424);  // [16, 1]
   float* const s_y = reinterpret_cast<float*>(smem + 0);  // [16, 32]
   mg::cp_async_commit();
   // first tiles of the loop, into buffer 0
@@ -58,12 +58,12 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
   // g = input_iterator(G, imap={}, fmap=0)
   mg::copy_rows_async(s_g_buf, d_G, 1, 64, [&](int r) -> int64_t { return 0; }, [&](int r) -> int { return 0; });
   // w = input_iterator(W, imap={x:1}, fmap=0)
-  mg::copy_rows_async(s_w_buf, d_W, 64, 32, [&](int r) -> int64_t { return bx * 32 + r * 4096; }, [&](int r) -> int { return r * 32; });
+  mg::copy_rows_async(s_w_buf, d_W, 64, 32, [&](int r) -> int64_t { return bx * 32 + r * 4096; }, [&](int r) -> int { return r * 40; });
   mg::cp_async_commit();
   for (int it = 0; it < 64; ++it) {
     mg::f16* const s_x = s_x_buf + (it & 1) * 1024;
     mg::f16* const s_g = s_g_buf + (it & 1) * 64;
-    mg::f16* const s_w = s_w_buf + (it & 1) * 2048;
+    mg::f16* const s_w = s_w_buf + (it & 1) * 2560;
     if (it + 1 < 64) {
       // prefetch the next iteration's tiles into the other buffer
       // x = input_iterator(X, imap={}, fmap=1)
@@ -71,7 +71,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
       // g = input_iterator(G, imap={}, fmap=0)
       mg::copy_rows_async((s_g_buf + ((it + 1) & 1) * 64), d_G, 1, 64, [&](int r) -> int64_t { return ((it + 1)) * 64; }, [&](int r) -> int { return 0; });
       // w = input_iterator(W, imap={x:1}, fmap=0)
-      mg::copy_rows_async((s_w_buf + ((it + 1) & 1) * 2048), d_W, 64, 32, [&](int r) -> int64_t { return (((it + 1)) * 64) * 4096 + bx * 32 + r * 4096; }, [&](int r) -> int { return r * 32; });
+      mg::copy_rows_async((s_w_buf + ((it + 1) & 1) * 2560), d_W, 64, 32, [&](int r) -> int64_t { return (((it + 1)) * 64) * 4096 + bx * 32 + r * 4096; }, [&](int r) -> int { return r * 40; });
     }
     mg::cp_async_commit();
     mg::cp_async_wait<1>();
@@ -80,7 +80,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
     for (int e = threadIdx.x; e < 1024; e += blockDim.x) {
       const int i0 = (e / 64);
       const int i1 = (e % 64);
-      s_xg[i0 * 64 + i1] = mg::st<mg::f16>((mg::ld(s_x[i0 * 64 + i1]) * mg::ld(s_g[i1])));
+      s_xg[i0 * 72 + i1] = mg::st<mg::f16>((mg::ld(s_x[i0 * 64 + i1]) * mg::ld(s_g[i1])));
     }
     // sq = square(x)
     for (int e = threadIdx.x; e < 1024; e += blockDim.x) {
@@ -90,7 +90,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
     }
     __syncthreads();
     // macc (+)= matmul(xg, w), accumulated in place of m
-    mg::matmul_tile(16, 32, 64, mg::Mat<const mg::f16>{s_xg + 0, 64, 1}, mg::Mat<const mg::f16>{s_w + 0, 32, 1}, mg::Mat<float>{s_macc + 0, 32, 1}, it > 0);
+    mg::matmul_tile<128>(16, 32, 64, mg::Mat<const mg::f16>{s_xg + 0, 72, 1}, mg::Mat<const mg::f16>{s_w + 0, 40, 1}, mg::Mat<float>{s_macc + 0, 36, 1}, it > 0);
     // ss = sum(sq)
     for (int o = threadIdx.x / 32; o < 16; o += blockDim.x / 32) {
       const int o0 = o;
@@ -120,7 +120,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
   for (int e = threadIdx.x; e < 512; e += blockDim.x) {
     const int i0 = (e / 32);
     const int i1 = (e % 32);
-    s_y[i0 * 32 + i1] = mg::st<float>((mg::ld(s_macc[i0 * 32 + i1]) / sqrtf((mg::ld(s_sacc[i0]) * 0.00024414062f))));
+    s_y[i0 * 32 + i1] = mg::st<float>((mg::ld(s_macc[i0 * 36 + i1]) / sqrtf((mg::ld(s_sacc[i0]) * 0.00024414062f))));
   }
   __syncthreads();
   // output_saver(y, omap={x:1}) -> Y
@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
 }
 
 static int graph_op0(cudaStream_t stream, const mg::f16* __restrict__ d_X, const mg::f16* __restrict__ d_G, const mg::f16* __restrict__ d_W, mg::f16* __restrict__ d_Y) {
-  graph_op0_kernel<<<dim3(128, 1, 1), 128, 20992, stream>>>(d_X, d_G, d_W, d_Y);
+  graph_op0_kernel<<<dim3(128, 1, 1), 128, 23552, stream>>>(d_X, d_G, d_W, d_Y);
   return static_cast<int>(cudaGetLastError());
 }
 }  // namespace
