@@ -237,9 +237,30 @@ TEST(HostCuda, TileMatmulNeverLoadsMisalignedFragments) {
   }
 }
 
+// The harness's bank-conflict count of a 16-bit fragment load (ldmatrix: 8x8 blocks of 8
+// memory rows of 16 bytes, one wavefront if their 16-byte chunks fall in distinct bank
+// groups): a 16x16 fragment with rows 64 bytes apart puts 2 rows in each of 4 groups (3 extra
+// wavefronts per block, 12 per load), 128 bytes apart all 8 rows in one group (7 per block,
+// 28 per load), 144 bytes apart (an odd number of chunks: what pad_rows makes) none.
+TEST(HostCuda, FragmentLoadBankConflictsAreCounted) {
+  const Ran r = run_kernel(
+      "  using namespace nvcuda;\n  mg::f16* const h = reinterpret_cast<mg::f16*>(smem);\n"
+      "  for (int i = t; i < 16 * 72; i += 64) h[i] = mg::st<mg::f16>(0.f);\n  __syncthreads();\n"
+      "  if (t < 32) {\n"
+      "    wmma::fragment<wmma::matrix_a, 16, 16, 16, mg::f16, wmma::row_major> a;\n"
+      "    wmma::load_matrix_sync(a, h, 32);\n    wmma::load_matrix_sync(a, h, 64);\n"
+      "    wmma::load_matrix_sync(a, h, 72);\n  }\n"
+      "  d_O[t] = 0;\n",
+      "1", 4096);
+  EXPECT_TRUE(r.run.findings.empty()) << r.run.report();
+  EXPECT_EQ(r.run.wmma_fragment_loads, 3);
+  EXPECT_EQ(r.run.wmma_bank_conflicts, 12 + 28 + 0);
+}
+
 // Register-blocked tensor-core tile matmuls (mg_tile.cuh): each warp owns a group of RM x RN
 // fragments and loads RM + RN fragments per k step. For 2, 4 and 8 warps, three fragment grids
-// and every operand layout (A, B row- or column-major), C = A B matches a float64 loop over the
+// and every operand layout (A, B row- or column-major), C = A B (and C += A B after it, which
+// loads C into the group's accumulators) matches a float64 loop over the
 // f16-rounded operands, the checker is clean, and the fragment loads are those of the group
 // mg::wmma_group picks (hand counts below; without register blocking every 16x16 output tile
 // would load two fragments per k step).
@@ -295,6 +316,18 @@ TEST(HostCuda, RegisterBlockedTileMatmulsComputeAndLoadEachFragmentOncePerGroup)
                 "  __syncthreads();\n";
         out += s.m * s.n;
       }
+    // Accumulating: C = A B, then C += A B (2x4 / 2x2 / 1x2 groups load C first).
+    body += "  for (int i = t; i < 2048; i += blockDim.x) a[i] = mg::st<mg::f16>(d_X[i]);\n"
+            "  for (int i = t; i < 2048; i += blockDim.x) b[i] = mg::st<mg::f16>(d_X[8192 + i]);\n"
+            "  __syncthreads();\n"
+            "  mg::matmul_tile(64, 64, 32, mg::Mat<const mg::f16>{a, 32, 1}, "
+            "mg::Mat<const mg::f16>{b, 64, 1}, mg::Mat<float>{c, 64, 1}, false);\n"
+            "  __syncthreads();\n"
+            "  mg::matmul_tile(64, 64, 32, mg::Mat<const mg::f16>{a, 32, 1}, "
+            "mg::Mat<const mg::f16>{b, 64, 1}, mg::Mat<float>{c, 64, 1}, true);\n"
+            "  __syncthreads();\n"
+            "  for (int i = t; i < 4096; i += blockDim.x) d_O[" + std::to_string(out) +
+            " + i] = c[i];\n";
     codegen::Module mod;
     mod.source = "#include <cuda_runtime.h>\n#include \"mugraph_device.cuh\"\nnamespace {\n"
                  "__global__ void __launch_bounds__(" + std::to_string(c.threads) +
@@ -315,7 +348,7 @@ TEST(HostCuda, RegisterBlockedTileMatmulsComputeAndLoadEachFragmentOncePerGroup)
     ASSERT_TRUE(r.ok()) << r.status().message();
     EXPECT_EQ(r->entry_rc, 0);
     EXPECT_TRUE(r->findings.empty()) << r->report();
-    long long loads = 0;
+    long long loads = 2 * c.loads[0];  // the accumulating pair
     for (long long l : c.loads) loads += 4 * l;
     EXPECT_EQ(r->wmma_fragment_loads, loads) << c.threads << " threads";
     const std::vector<float> x = buf.inputs[0].values(), o = buf.outputs[0].values();
@@ -336,6 +369,16 @@ TEST(HostCuda, RegisterBlockedTileMatmulsComputeAndLoadEachFragmentOncePerGroup)
                                << ", layout " << layout;
         at += static_cast<size_t>(s.m * s.n);
       }
+    double worst = 0;  // C += A B after C = A B: 2 A B (64x64x32, row-major)
+    for (int i = 0; i < 64; ++i)
+      for (int j = 0; j < 64; ++j) {
+        double ref = 0;
+        for (int q = 0; q < 32; ++q)
+          ref += round_f16(x[static_cast<size_t>(i * 32 + q)]) *
+                 round_f16(x[static_cast<size_t>(8192 + q * 64 + j)]);
+        worst = std::max(worst, std::abs(2 * ref - o[at + static_cast<size_t>(i * 64 + j)]));
+      }
+    EXPECT_LT(worst, 2e-4) << c.threads << " threads, accumulating";
   }
 }
 

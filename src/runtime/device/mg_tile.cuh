@@ -123,21 +123,27 @@ __device__ __forceinline__ void matmul_wmma(int m, int n, int k, const T* a, con
 }
 
 // kThreads: the block's threads when the generator knows them (0: blockDim.x), so that the group
-// is a constant and only its variant is compiled. 16x16 fragments only: the 8x32 and 32x8
-// shapes are fallbacks for alignment (mg::plan_wmma) and take 1x1 groups.
+// folds to a constant once the call's literal m and n are inlined and only its variant is
+// optimized. 16x16 fragments only: the 8x32 and 32x8 shapes are fallbacks for alignment
+// (mg::plan_wmma) and take 1x1 groups.
 template <int FM, int FN, int kThreads, class T, class LA, class LB, class TC>
 __device__ __forceinline__ void matmul_wmma_grouped(int m, int n, int k, const T* a, const T* b,
                                                     TC* c, const WmmaPlan& p, bool accumulate) {
-  const int warps = (kThreads > 0 ? kThreads : static_cast<int>(blockDim.x)) / 32;
-  const WmmaGroup g = FM == 16 && FN == 16 ? wmma_group(m / FM, n / FN, warps) : WmmaGroup{};
-  if (g.rm == 2 && g.rn == 4)
-    matmul_wmma<FM, FN, 2, 4, T, LA, LB, TC>(m, n, k, a, b, c, p, accumulate);
-  else if (g.rm == 2)
-    matmul_wmma<FM, FN, 2, 2, T, LA, LB, TC>(m, n, k, a, b, c, p, accumulate);
-  else if (g.rn == 2)
-    matmul_wmma<FM, FN, 1, 2, T, LA, LB, TC>(m, n, k, a, b, c, p, accumulate);
-  else
+  if constexpr (FM != 16 || FN != 16) {
     matmul_wmma<FM, FN, 1, 1, T, LA, LB, TC>(m, n, k, a, b, c, p, accumulate);
+  } else {
+    // m and n are literals of the generated call: with kThreads, g folds to one variant.
+    const int warps = (kThreads > 0 ? kThreads : static_cast<int>(blockDim.x)) / 32;
+    const WmmaGroup g = wmma_group(m / FM, n / FN, warps);
+    if (g.rm == 2 && g.rn == 4)
+      matmul_wmma<FM, FN, 2, 4, T, LA, LB, TC>(m, n, k, a, b, c, p, accumulate);
+    else if (g.rm == 2)
+      matmul_wmma<FM, FN, 2, 2, T, LA, LB, TC>(m, n, k, a, b, c, p, accumulate);
+    else if (g.rn == 2)
+      matmul_wmma<FM, FN, 1, 2, T, LA, LB, TC>(m, n, k, a, b, c, p, accumulate);
+    else
+      matmul_wmma<FM, FN, 1, 1, T, LA, LB, TC>(m, n, k, a, b, c, p, accumulate);
+  }
 }
 
 template <int FM, int FN, int kThreads, class T, class TC>
