@@ -170,10 +170,12 @@ class BlockKernel {
     }
     const opt::LayoutPlan dense = layouts_;
     // Largest first: padded and double-buffered, then unpadded, then single buffers.
-    for (int attempt = 0; attempt < 4; ++attempt) {
-      const bool pad = attempt % 2 == 0;
-      double_buffer_ = opt_.double_buffer && bg_.forloop > 1 && attempt < 2;
-      if (attempt == 2 && !(opt_.double_buffer && bg_.forloop > 1)) break;
+    const bool can_double = opt_.double_buffer && bg_.forloop > 1;
+    constexpr std::pair<bool, bool> kTries[] = {
+        {true, true}, {true, false}, {false, true}, {false, false}};  // {double-buffered, padded}
+    for (const auto& [twice, pad] : kTries) {
+      if (twice && !can_double) continue;
+      double_buffer_ = twice;
       std::vector<opt::TensorStorage> storage;
       for (size_t t = 0; t < bg_.tensors.size(); ++t) {
         const ir::Shape& shape = bg_.tensors[t].type.shape;
