@@ -138,13 +138,26 @@ int main(int argc, char** argv) {
   std::string only;
   bool our_space = false;  // Table 5: Mirage's space unless --space ours
   int only_ops = 0;        // Table 5: only the cells of this many block ops (--ops N)
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--space")) our_space = !std::strcmp(argv[i + 1], "ours");
-    if (!std::strcmp(argv[i], "--budget")) budget = std::atof(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--bench-budget")) bench_budget = std::atof(argv[i + 1]);
-    if (!std::strcmp(argv[i], "--only")) only = argv[i + 1];
-    if (!std::strcmp(argv[i], "--ops")) only_ops = std::atoi(argv[i + 1]);
+  const char* const usage =
+      "usage: search_bench [--only table5|programs|planned|ranks] [--budget S] "
+      "[--bench-budget S] [--ops N] [--space mirage|ours]\n";
+  for (int i = 1; i < argc; i += 2) {
+    const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") return std::fputs(usage, stdout), 0;
+    const bool known = flag == "--space" || flag == "--budget" || flag == "--bench-budget" ||
+                       flag == "--only" || flag == "--ops";
+    if (!known || i + 1 >= argc)
+      return std::fprintf(stderr, "search_bench: %s '%s'\n%s",
+                          known ? "no value after" : "unknown option", argv[i], usage), 2;
+    const char* const v = argv[i + 1];
+    if (flag == "--space") our_space = !std::strcmp(v, "ours");
+    if (flag == "--budget") budget = std::atof(v);
+    if (flag == "--bench-budget") bench_budget = std::atof(v);
+    if (flag == "--only") only = v;
+    if (flag == "--ops") only_ops = std::atoi(v);
   }
+  if (!only.empty() && only != "table5" && only != "programs" && only != "planned" && only != "ranks")
+    return std::fprintf(stderr, "search_bench: unknown --only '%s'\n%s", only.c_str(), usage), 2;
   if (only == "ranks") return ranks_bench(mpi.get(), ranks.get());
   if (only.empty() || only == "table5") {
     auto g = driver::load_graph_file(example("rms_norm_matmul"));
