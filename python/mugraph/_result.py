@@ -201,6 +201,11 @@ class Result:
                 warnings.warn("mugraph kernels have no backward: the outputs do not require "
                               "grad (call under torch.no_grad() for inference)", stacklevel=2)
         tensors = self._arguments(tensors)
+        # CUDA kernels load tiles in 16-byte chunks (cp.async): a view that starts inside its
+        # buffer at an address that is not a multiple of 16 is copied (the compiled entry
+        # refuses such a pointer with "misaligned address").
+        tensors = [t.clone() if _is_torch(t) and t.is_cuda and t.data_ptr() % 16 else t
+                   for t in tensors]
         ins, outs = self.best.inputs(), self.best.outputs()
         ptrs = [_pointer(x, spec, i) for i, (x, spec) in enumerate(zip(tensors, ins))]
         device = _device(tensors)

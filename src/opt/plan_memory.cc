@@ -37,6 +37,9 @@ std::vector<std::pair<int, int>> live_ranges(const ir::BlockGraph& g, const Bloc
     auto& r = live[t];
     if (r.first < 0) continue;  // unproduced (invalid graph): left out of planning
     const bool in_loop = s.stages[static_cast<size_t>(r.first)].region == Region::kLoop;
+    // An accumulator is live from the loop's first stage on, even when the CUDA generator keeps
+    // its sum in registers and writes the tile only after the loop (mg::RegisterAccumulator):
+    // a spill in a later iteration writes it mid-loop.
     if (in_loop && producer[t] == ir::BlockNodeKind::kAccumulator) r.first = loop_first;
     if (in_loop && storage[t].copies > 1) {
       r.first = loop_first;

@@ -69,6 +69,10 @@ TEST(HostCudaExamples, RmsNormMatmulFused) {
   EXPECT_GT(runs[0].wmma_mmas, 0);
   EXPECT_GT(runs[0].cp_async_copies, 0);
   EXPECT_EQ(runs[0].wmma_bank_conflicts, 0);  // padded fragment tiles (pad_rows)
+  // The matmul's loop accumulator (macc, 16x32: 2 fragments) stays in registers
+  // (mg::RegisterAccumulator) and is stored once per block after the loop: 2 blocks x 2
+  // fragments (the tile form stores every iteration and loads from the second: 2 x 6).
+  EXPECT_EQ(runs[0].wmma_accumulator_transfers, 2 * 2);
 }
 TEST(HostCudaExamples, RmsNormMatmulFusedOnA100) {
   const auto runs = run_example("rms_norm_matmul.fused", target::a100());
@@ -130,8 +134,41 @@ output E
   // fragments of 16x16) in 1x2 groups, one per warp, 3 loads per k step (4 without blocking).
   EXPECT_NE(src->source.find("mg::matmul_tile<128>("), std::string::npos);
   EXPECT_EQ(runs[0].wmma_fragment_loads, 2 * (4 * 2 * 3 + 4 * 2 * 3));
+  // Accumulator fragments through shared memory: the f16 product (8 fragments) every
+  // iteration; E's sum (8 fragments, in registers across the loop) once, after it.
+  EXPECT_EQ(runs[0].wmma_accumulator_transfers, 2 * 8 + 8);
   EXPECT_NE(src->source.find("mg::Mat<const mg::f16>{s_A_t + 0, 40, 1}"), std::string::npos)
       << src->source;
+}
+
+// Graph-defined kernels copy tiles in 16-byte chunks (cp.async) and store 16-byte chunks
+// (mg::store_rows): the entry refuses a tensor that is not 16-byte aligned, before any launch,
+// with cudaErrorMisalignedAddress (a wrapper entry shifts one pointer by 2 bytes; the harness
+// would report the misaligned copies had a kernel run). The saver of this graph takes 16-byte
+// stores, and the aligned call matches the interpreter.
+TEST(HostCudaExamples, EntriesRefuseMisalignedTensors) {
+  const ir::KernelGraph g = reduced_example("rms_norm_matmul.fused");
+  auto src = driver::generate_cuda({codegen::NamedGraph{"rms", &g}}, target::h100());
+  ASSERT_TRUE(src.ok()) << src.status().message();
+  EXPECT_NE(src->source.find("mg::store_rows(d_Y, s_y, 16, 32,"), std::string::npos) << src->source;
+  EXPECT_EQ(run_graphs({g}, {"rms"}, target::h100()).size(), 1u);
+  for (const bool input : {true, false}) {  // X shifted, or Y
+    codegen::Module m = *src;
+    m.source += std::string("extern \"C\" int mg_entry_shifted(void* const* in, void* const* out, ") +
+                "void* ws, void* s) {\n" +
+                (input ? "  void* p[3] = {in[0], in[1], in[2]};\n" : "  void* p[1] = {out[0]};\n") +
+                "  p[0] = static_cast<char*>(p[0]) + 2;\n  return mg_entry_rms(" +
+                (input ? "p, out" : "in, p") + ", ws, s);\n}\n";
+    m.entries.push_back({"mg_entry_shifted", m.entries[0].workspace_bytes, 3, 1});
+    auto mod = runtime::compile_host_cuda(m, {});
+    ASSERT_TRUE(mod.ok()) << mod.status().message();
+    driver::CpuBuffers b = driver::make_buffers(g, 1);
+    auto r = (*mod)->run(1, g, b.inputs, b.outputs);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+    EXPECT_EQ(r->entry_rc, 716) << (input ? "input" : "output");  // cudaErrorMisalignedAddress
+    EXPECT_TRUE(r->findings.empty()) << r->report();
+    EXPECT_EQ(r->barriers, 0);  // nothing launched
+  }
 }
 
 // Every file of examples/ has its reduced copy here (and is run by a test above).

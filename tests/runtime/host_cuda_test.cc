@@ -3,8 +3,10 @@
 // thread; a correct kernel of the same shape runs clean and computes the right values.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "codegen/cuda/tiles.h"
 #include "driver/cpu_backend.h"
 #include "runtime/device/mg_fragment.cuh"
 #include "runtime/host_cuda/host_cuda.h"
@@ -272,6 +274,32 @@ double round_f16(double v) {
   return std::nearbyint(v / ulp) * ulp;
 }
 
+// Runs `body` as the kernel of one block of `threads` threads with `smem` bytes of dynamic
+// shared memory (`smem`), reading d_X (X : f32[32768], drawn) and writing d_O (O, as large);
+// `buf` receives the buffers.
+HostCudaRun run_block(const std::string& body, int threads, int smem, driver::CpuBuffers& buf) {
+  codegen::Module mod;
+  mod.source = "#include <cuda_runtime.h>\n#include \"mugraph_device.cuh\"\nnamespace {\n"
+               "__global__ void __launch_bounds__(" + std::to_string(threads) +
+               ") test_kernel(const float* __restrict__ d_X, float* __restrict__ d_O) {\n"
+               "  extern __shared__ __align__(128) unsigned char smem[];\n" + body +
+               "}\n}  // namespace\n"
+               "extern \"C\" int mg_entry_t(void* const* in, void* const* out, void*, void*) {\n"
+               "  test_kernel<<<dim3(1), " + std::to_string(threads) + ", " + std::to_string(smem) +
+               ", nullptr>>>(static_cast<const float*>(in[0]), static_cast<float*>(out[0]));\n"
+               "  return static_cast<int>(cudaGetLastError());\n}\n";
+  mod.entries.push_back({"mg_entry_t", 0, 1, 1});
+  auto compiled = runtime::compile_host_cuda(mod, {});
+  if (!compiled.ok())
+    throw std::runtime_error(compiled.status().message());
+  const ir::KernelGraph g = testing::parse_ok("input X : f32[32768]\nO = exp(X)\noutput O\n");
+  buf = driver::make_buffers(g, 1);
+  auto r = (*compiled)->run(0, g, buf.inputs, buf.outputs);
+  if (!r.ok())
+    throw std::runtime_error(r.status().message());
+  return *r;
+}
+
 TEST(HostCuda, RegisterBlockedTileMatmulsComputeAndLoadEachFragmentOncePerGroup) {
   struct Shape {
     int m, n, k;
@@ -290,7 +318,6 @@ TEST(HostCuda, RegisterBlockedTileMatmulsComputeAndLoadEachFragmentOncePerGroup)
       // 8 warps: 64x64 -> 1x2 (8 groups), 16x16 -> 1x1, 32x64 -> 1x1 (8 fragments, 8 warps).
       {256, {8 * 2 * 3, 1 * 2 * 2, 8 * 3 * 2}},
   };
-  const char* const graph = "input X : f32[32768]\nO = exp(X)\noutput O\n";
   for (const Case& c : cases) {
     std::string body =
         "  mg::f16* const a = reinterpret_cast<mg::f16*>(smem);\n"
@@ -328,29 +355,13 @@ TEST(HostCuda, RegisterBlockedTileMatmulsComputeAndLoadEachFragmentOncePerGroup)
             "  __syncthreads();\n"
             "  for (int i = t; i < 4096; i += blockDim.x) d_O[" + std::to_string(out) +
             " + i] = c[i];\n";
-    codegen::Module mod;
-    mod.source = "#include <cuda_runtime.h>\n#include \"mugraph_device.cuh\"\nnamespace {\n"
-                 "__global__ void __launch_bounds__(" + std::to_string(c.threads) +
-                 ") test_kernel(const float* __restrict__ d_X, float* __restrict__ d_O) {\n"
-                 "  extern __shared__ __align__(128) unsigned char smem[];\n" + body +
-                 "}\n}  // namespace\n"
-                 "extern \"C\" int mg_entry_t(void* const* in, void* const* out, void*, void*) {\n"
-                 "  test_kernel<<<dim3(1), " + std::to_string(c.threads) +
-                 ", 32768, nullptr>>>(static_cast<const float*>(in[0]), "
-                 "static_cast<float*>(out[0]));\n"
-                 "  return static_cast<int>(cudaGetLastError());\n}\n";
-    mod.entries.push_back({"mg_entry_t", 0, 1, 1});
-    auto compiled = runtime::compile_host_cuda(mod, {});
-    ASSERT_TRUE(compiled.ok()) << compiled.status().message();
-    const ir::KernelGraph g = testing::parse_ok(graph);
-    driver::CpuBuffers buf = driver::make_buffers(g, 1);
-    auto r = (*compiled)->run(0, g, buf.inputs, buf.outputs);
-    ASSERT_TRUE(r.ok()) << r.status().message();
-    EXPECT_EQ(r->entry_rc, 0);
-    EXPECT_TRUE(r->findings.empty()) << r->report();
+    driver::CpuBuffers buf;
+    const HostCudaRun run = run_block(body, c.threads, 32768, buf);
+    EXPECT_EQ(run.entry_rc, 0);
+    EXPECT_TRUE(run.findings.empty()) << run.report();
     long long loads = 2 * c.loads[0];  // the accumulating pair
     for (long long l : c.loads) loads += 4 * l;
-    EXPECT_EQ(r->wmma_fragment_loads, loads) << c.threads << " threads";
+    EXPECT_EQ(run.wmma_fragment_loads, loads) << c.threads << " threads";
     const std::vector<float> x = buf.inputs[0].values(), o = buf.outputs[0].values();
     size_t at = 0;
     for (const Shape& s : shapes)
@@ -379,6 +390,93 @@ TEST(HostCuda, RegisterBlockedTileMatmulsComputeAndLoadEachFragmentOncePerGroup)
         worst = std::max(worst, std::abs(2 * ref - o[at + static_cast<size_t>(i * 64 + j)]));
       }
     EXPECT_LT(worst, 2e-4) << c.threads << " threads, accumulating";
+    // std::max above drops a NaN (a fragment read before it was loaded or filled).
+    EXPECT_EQ(std::count_if(o.begin(), o.begin() + static_cast<std::ptrdiff_t>(at + 4096),
+                            [](float v) { return !std::isfinite(v); }),
+              0)
+        << c.threads << " threads: non-finite outputs";
+  }
+}
+
+// mg::RegisterAccumulator (mg_tile.cuh): a loop's C = sum over iterations of A_it B_it kept in
+// WMMA fragments. Over 3 iterations C must match a float64 sum of the f16-rounded products,
+// the checker must be clean, and C's fragments must reach shared memory once, after the loop
+// (the tile form loads and stores C every iteration: 16 + 2 x 32 transfers for a 64x64 tile
+// over 3 iterations). A third-iteration A 16 bytes off alignment (no fragment plan fits) spills
+// the fragments into C and goes on in shared memory; a tile too large for the warps' registers
+// (128x64 at 2 warps: 16 fragments a warp) stays in shared memory from the start.
+TEST(HostCuda, RegisterAccumulatorKeepsTheLoopSumInFragments) {
+  struct Case {
+    int threads, m, n, k;
+    bool misalign_last;
+    long long transfers;  // accumulator fragments loaded or stored (per warp)
+    const char* type = "mg::f16";
+  };
+  const Case cases[] = {
+      {128, 64, 64, 32, false, 16},           // 2x2 groups, one a warp: stored once
+      {256, 32, 64, 48, false, 8},            // 1x1 groups at 8 warps
+      {128, 64, 64, 32, true, 16},            // the spill (then SIMT: no fragments)
+      {64, 128, 64, 16, false, 32 + 2 * 64},  // shared memory: as mg::matmul_tile
+      {128, 32, 96, 16, false, 12},           // 1x2 groups: 6 over 4 warps (2 get a second)
+      {128, 64, 64, 32, false, 16, "mg::bf16"},
+  };
+  for (const Case& c : cases) {
+    const std::string m = std::to_string(c.m), n = std::to_string(c.n), k = std::to_string(c.k);
+    const std::string body =
+        "  using T = " + std::string(c.type) + ";\n"
+        "  T* const a = reinterpret_cast<T*>(smem);\n"
+        "  T* const b = reinterpret_cast<T*>(smem + 8192);\n"
+        "  float* const c = reinterpret_cast<float*>(smem + 16384);\n"
+        "  const int t = threadIdx.x;\n"
+        "  mg::RegisterAccumulator<" + m + ", " + n + ", " + std::to_string(c.threads) + "> acc;\n"
+        "  for (int it = 0; it < 3; ++it) {\n"
+        "    T* const at = a + (" + (c.misalign_last ? "it == 2" : "false") + " ? 8 : 0);\n"
+        "    for (int i = t; i < " + std::to_string(c.m * c.k) +
+        "; i += blockDim.x) at[i] = mg::st<T>(d_X[(it * 977 + i) % 8192]);\n"
+        "    for (int i = t; i < " + std::to_string(c.k * c.n) +
+        "; i += blockDim.x) b[i] = mg::st<T>(d_X[8192 + (it * 131 + i) % 8192]);\n"
+        "    __syncthreads();\n"
+        "    acc.add(" + k + ", mg::Mat<const T>{at, " + k + ", 1}, mg::Mat<const T>{b, " +
+        n + ", 1}, mg::Mat<float>{c, " + n + ", 1}, it > 0);\n"
+        "    __syncthreads();\n"
+        "  }\n"
+        "  acc.store(mg::Mat<float>{c, " + n + ", 1});\n"
+        "  __syncthreads();\n"
+        "  for (int i = t; i < " + std::to_string(c.m * c.n) + "; i += blockDim.x) d_O[i] = c[i];\n";
+    driver::CpuBuffers buf;
+    const HostCudaRun run = run_block(body, c.threads, 49152, buf);
+    EXPECT_EQ(run.entry_rc, 0);
+    EXPECT_TRUE(run.findings.empty()) << run.report();
+    EXPECT_EQ(run.wmma_accumulator_transfers, c.transfers)
+        << c.threads << " threads, " << c.m << "x" << c.n;
+    EXPECT_EQ(run.wmma_mmas,
+              c.misalign_last ? 2 * 16 * 2 : 3LL * (c.m / 16) * (c.n / 16) * (c.k / 16));
+    const std::vector<float> x = buf.inputs[0].values(), o = buf.outputs[0].values();
+    const bool bf16 = std::string(c.type) == "mg::bf16";
+    const auto round16 = [&](double v) {  // to the operands' type: 11 or 8 significant bits
+      if (!bf16) return round_f16(v);
+      if (v == 0) return 0.0;
+      int e = 0;
+      std::frexp(v, &e);
+      const double ulp = std::ldexp(1.0, e - 8);
+      return std::nearbyint(v / ulp) * ulp;
+    };
+    double worst = 0;
+    int non_finite = 0;
+    for (int i = 0; i < c.m; ++i)
+      for (int j = 0; j < c.n; ++j) {
+        double ref = 0;
+        for (int it = 0; it < 3; ++it)
+          for (int q = 0; q < c.k; ++q)
+            ref += round16(x[static_cast<size_t>((it * 977 + i * c.k + q) % 8192)]) *
+                   round16(x[static_cast<size_t>(8192 + (it * 131 + q * c.n + j) % 8192)]);
+        const float got = o[static_cast<size_t>(i * c.n + j)];
+        non_finite += std::isfinite(got) ? 0 : 1;  // std::max would drop a NaN
+        worst = std::max(worst, std::abs(ref - got));
+      }
+    EXPECT_EQ(non_finite, 0) << c.threads << " threads, " << c.m << "x" << c.n;
+    EXPECT_LT(worst, 2e-4) << c.threads << " threads, " << c.m << "x" << c.n << " " << c.type
+                           << (c.misalign_last ? ", spilled" : "");
   }
 }
 
@@ -396,6 +494,21 @@ TEST(HostCuda, WmmaGroupIsTheLargestThatKeepsEveryWarpBusy) {
   EXPECT_EQ(g(1, 1, 4), 11);
   EXPECT_EQ(g(3, 3, 1), 11);  // odd fragment grids: no group tiles them
   EXPECT_EQ(g(8, 16, 8), 24);
+}
+
+// The generator's count of the fragments a warp keeps in registers (codegen/cuda, which may not
+// include the device library) agrees with the device library's groups on every grid up to 16 x
+// 16 fragments at 1-8 warps.
+TEST(HostCuda, GeneratorCountsTheFragmentsTheDeviceLibraryHolds) {
+  for (int warps : {1, 2, 4, 8})
+    for (int tm = 1; tm <= 16; ++tm)
+      for (int tn = 1; tn <= 16; ++tn) {
+        const mg::WmmaGroup g = mg::wmma_group(tm, tn, warps);
+        const int groups = (tm / g.rm) * (tn / g.rn);
+        EXPECT_EQ(codegen::cuda::wmma_fragments_per_warp(tm, tn, warps),
+                  (groups + warps - 1) / warps * g.rm * g.rn)
+            << tm << "x" << tn << " at " << warps << " warps";
+      }
 }
 
 TEST(HostCuda, LaunchSyntaxIsTheOnlyRewrite) {

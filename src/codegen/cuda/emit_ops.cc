@@ -110,8 +110,13 @@ void emit_sum(Writer& w, const ir::OpAttrs& a, const Operand& in, const Operand&
 }  // namespace
 
 void emit_matmul_tile(Writer& w, const std::vector<Operand>& in, const Operand& out,
-                      const std::string& accumulate, int block_threads) {
+                      const std::string& accumulate, int block_threads,
+                      const std::string& register_accumulator) {
   const bool concat = in.size() == 4;
+  MG_CHECK(register_accumulator.empty() ||
+               (!concat && out.dtype == ir::DType::kF32 &&
+                out.shape.numel() == out.shape[out.shape.rank - 2] * out.shape[out.shape.rank - 1]),
+           "a register accumulator takes one f32 matmul without batch dims");
   MG_CHECK(out.dtype == ir::DType::kF32 ||
                (out.dtype == ir::DType::kF16 && !concat && accumulate == "false"),
            "block matmul output must be an f32 tile, or an f16 one written once");
@@ -141,6 +146,11 @@ void emit_matmul_tile(Writer& w, const std::vector<Operand>& in, const Operand& 
   };
   auto call = [&](const Operand& x, const Operand& y, const std::string& acc) {
     const int64_t k = x.shape[x.shape.rank - 1];
+    if (!register_accumulator.empty()) {
+      w.line(register_accumulator + ".add(" + std::to_string(k) + ", " + mat(x, true) + ", " +
+             mat(y, true) + ", " + mat(out, false) + ", " + acc + ");");
+      return;
+    }
     w.line("mg::matmul_tile<" + std::to_string(block_threads) + ">(" + std::to_string(m) + ", " +
            std::to_string(n) + ", " +
            std::to_string(k) + ", " + mat(x, true) + ", " + mat(y, true) + ", " + mat(out, false) +

@@ -33,9 +33,13 @@ void emit_copy(Writer& w, const Operand& in, const Operand& out, Loop loop);
 // mg::matmul_tile, one call per batch element, into the f32 tile `out` (or an f16 one written
 // once, no `accumulate`); `accumulate` (a C++ bool expression) adds to out's values instead of
 // overwriting them. `block_threads`: the kernel's threads per block (mg::matmul_tile<N> picks
-// its register-blocking group at compile time from them).
+// its register-blocking group at compile time from them). With `register_accumulator` (the name
+// of an mg::RegisterAccumulator<m, n, block_threads> the caller declared before its loop; one
+// matmul, no batch dims other than 1s), the call is its add(): out is written only by the
+// accumulator's store() after the loop.
 void emit_matmul_tile(Writer& w, const std::vector<Operand>& in, const Operand& out,
-                      const std::string& accumulate, int block_threads);
+                      const std::string& accumulate, int block_threads,
+                      const std::string& register_accumulator = "");
 
 // out = op(in) for any operator of the table. Preconditions: shapes as ir::infer_type gives;
 // `out` does not overlap an input. Block-level matmuls write f32 outputs through

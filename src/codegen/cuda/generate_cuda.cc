@@ -5,6 +5,7 @@
 #include <set>
 
 #include "codegen/cuda/emit_ops.h"
+#include "codegen/cuda/tiles.h"
 #include "opt/cost_model.h"
 #include "opt/plan_memory.h"
 #include "opt/schedule.h"
@@ -31,52 +32,6 @@ std::string grid_blocks(int64_t work) {
 }
 
 // ---- graph-defined kernels ------------------------------------------------------------------
-
-// Threads per block of a graph-defined kernel, by tile size: 4 warps, or 8 when the block's
-// largest tile holds 4096 elements or more (a 64x64 matmul tile is 16 WMMA fragments: eight
-// register-blocked 1x2 groups, one per warp; elementwise ops and row sums get 16 elements a
-// thread either way). More warps hide the latency of shared-memory fragment loads and cp.async
-// copies in a block that, with such tiles, often has an SM to itself.
-// Elements a tile in layout `l` spans (its last element's offset + 1).
-int64_t extent(const ir::Shape& s, const ir::Layout& l) {
-  int64_t e = 1;
-  for (int d = 0; d < s.rank; ++d) e += (s[d] - 1) * l.strides[static_cast<size_t>(d)];
-  return e;
-}
-
-// The layout of a shared-memory tile that tensor-core fragments load or store: WMMA's loads
-// (ldmatrix) and stores touch 8 rows of 16 bytes at once, and rows a multiple of 128 bytes
-// apart fall in the same 4 of the 32 banks (an 8-way conflict). When a row (the stride-1 dim)
-// is an even number of 16-byte chunks, the pitch between rows grows by 16 bytes, which puts 8
-// consecutive rows in 8 distinct bank groups; the dims above stay dense over the padded rows.
-// Fragments stay 32-byte aligned where they were: 8 or 16 rows of the new pitch are a multiple
-// of 128 bytes, and column offsets do not change (mg::plan_wmma checks every fragment and
-// falls back to SIMT otherwise). Tiles of one row, or rows not made of whole 16-byte chunks,
-// keep `l`.
-ir::Layout pad_rows(const ir::Shape& s, const ir::Layout& l, int64_t elem_bytes) {
-  std::vector<int> order;
-  for (int d = 0; d < s.rank; ++d)
-    if (s[d] > 1) order.push_back(d);
-  if (order.size() < 2) return l;
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return l.strides[static_cast<size_t>(a)] < l.strides[static_cast<size_t>(b)];
-  });
-  const auto inner = static_cast<size_t>(order[0]);
-  const int64_t row_bytes = s[order[0]] * elem_bytes;
-  if (l.strides[inner] != 1 || row_bytes % 16 != 0 || (row_bytes / 16) % 2 != 0) return l;
-  ir::Layout p = l;
-  p.strides[static_cast<size_t>(order[1])] = s[order[0]] + 16 / elem_bytes;
-  for (size_t k = 2; k < order.size(); ++k)
-    p.strides[static_cast<size_t>(order[k])] =
-        p.strides[static_cast<size_t>(order[k - 1])] * s[order[k - 1]];
-  return p;
-}
-
-int block_threads(const ir::BlockGraph& bg) {
-  int64_t largest = 0;
-  for (const ir::Tensor& t : bg.tensors) largest = std::max(largest, t.type.shape.numel());
-  return largest >= 4096 ? 256 : 128;
-}
 
 class BlockKernel {
  public:
@@ -143,6 +98,7 @@ class BlockKernel {
     // (tensor-core fragments load the accumulator, add, store back): no temporary tile, no
     // separate accumulation pass.
     into_.assign(bg_.nodes.size(), -1);
+    in_registers_.assign(bg_.nodes.size(), false);
     fused_away_.assign(bg_.tensors.size(), false);
     fused_acc_.assign(bg_.nodes.size(), false);
     for (size_t p = 0; p < bg_.nodes.size(); ++p) {
@@ -157,6 +113,31 @@ class BlockKernel {
       fused_acc_[r[0]] = true;
     }
     threads_ = opt_.threads > 0 ? opt_.threads : block_threads(bg_);
+    // Over a loop, such a product keeps its accumulator in registers (tensor-core fragments,
+    // mg::RegisterAccumulator) and writes the tile once after the loop: one f32 matmul (not
+    // concat_matmul) of 16-bit operands of one type, without batch dims other than 1s, whose
+    // 16x16 fragments (k a multiple of 16) give each warp at most 8 of them, all such
+    // accumulators of the kernel together (64 registers a thread; the fragments stay live
+    // through the whole loop body).
+    int fragments_left = 8;
+    for (size_t p = 0; p < bg_.nodes.size(); ++p) {
+      if (into_[p] < 0 || bg_.forloop <= 1 || bg_.nodes[p].inputs.size() != 2) continue;
+      const ir::TensorId c_id = node(into_[p]).outputs[0];
+      const ir::Shape& c = tensor(c_id).type.shape;
+      const ir::Shape& a = tensor(bg_.nodes[p].inputs[0]).type.shape;
+      const ir::DType ta = dtype_[static_cast<size_t>(bg_.nodes[p].inputs[0])];
+      const ir::DType tb = dtype_[static_cast<size_t>(bg_.nodes[p].inputs[1])];
+      const int64_t m = c[c.rank - 2], n = c[c.rank - 1], k = a[a.rank - 1];
+      if (dtype_[static_cast<size_t>(c_id)] != ir::DType::kF32 || c.numel() != m * n ||
+          ta != tb || ta == ir::DType::kF32 || m % 16 != 0 || n % 16 != 0 || k % 16 != 0 ||
+          schedule_.stages[static_cast<size_t>(schedule_.stage_of[p])].region != opt::Region::kLoop)
+        continue;
+      const int frags = wmma_fragments_per_warp(static_cast<int>(m / 16), static_cast<int>(n / 16),
+                                                threads_ / 32);
+      if (frags > fragments_left) continue;
+      fragments_left -= frags;
+      in_registers_[p] = true;
+    }
     // Tiles tensor-core fragments load or store (matmul operands and results, the accumulator
     // a matmul adds into) get rows padded against bank conflicts (pad_rows).
     std::vector<bool> fragment_tile(bg_.tensors.size(), false);
@@ -195,6 +176,10 @@ class BlockKernel {
                  opt_.shared_limit);
   }
 
+  // The device tensors this kernel reads or writes in 16-byte chunks (cp.async, store_rows):
+  // they must start 16-byte aligned.
+  const std::set<ir::TensorId>& wide() const { return wide_; }
+
   void emit(Writer& w, const std::string& fn) {
     const ir::Dim3& grid = bg_.grid;
     w.line("// graph_defined grid=[" + std::to_string(grid[0]) + ", " + std::to_string(grid[1]) +
@@ -225,6 +210,14 @@ class BlockKernel {
       for (const ir::BlockNode& n : streaming_iterators()) emit_iterator(w, n, "0", buffer_name(n.outputs[0]));
       w.line("mg::cp_async_commit();");
     }
+    for (size_t p = 0; p < bg_.nodes.size(); ++p)
+      if (in_registers_[p]) {
+        const ir::Shape& c = tensor(node(into_[p]).outputs[0]).type.shape;
+        w.line("mg::RegisterAccumulator<" + std::to_string(c[c.rank - 2]) + ", " +
+               std::to_string(c[c.rank - 1]) + ", " + std::to_string(threads_) + "> " +
+               register_accumulator(p) + ";  // " + tensor(node(into_[p]).outputs[0]).name +
+               "'s sum, in registers across the loop");
+      }
     w.open("for (int it = 0; it < " + std::to_string(bg_.forloop) + "; ++it)");
     const std::vector<Stage> loop = stages(opt::Region::kLoop);
     if (double_buffer_) {
@@ -264,6 +257,17 @@ class BlockKernel {
       if (any) w.line("__syncthreads();");
     }
     w.close();
+    bool stored = false;
+    for (size_t p = 0; p < bg_.nodes.size(); ++p)
+      if (in_registers_[p]) {
+        const Operand c = local(node(into_[p]).outputs[0]);
+        const int r = c.shape.rank;
+        w.line(register_accumulator(p) + ".store(mg::Mat<float>{" + c.ptr + " + " + c.base + ", " +
+               std::to_string(c.strides[static_cast<size_t>(r - 2)]) + ", " +
+               std::to_string(c.strides[static_cast<size_t>(r - 1)]) + "});");
+        stored = true;
+      }
+    if (stored) w.line("__syncthreads();");
     const std::vector<Stage> epi = stages(opt::Region::kEpilogue);
     for (size_t k = 0; k < epi.size(); ++k) {
       if (k > 0) w.line("__syncthreads();");
@@ -327,6 +331,7 @@ class BlockKernel {
     return o;
   }
   Operand local(ir::TensorId t) const { return local(t, shm(tensor(t))); }
+  static std::string register_accumulator(size_t matmul) { return "acc" + std::to_string(matmul); }
 
   // Loads iteration `it`'s tile of an input into `dst`: 16-byte cp.async rows when both sides
   // share a contiguous innermost dim with 16-byte aligned rows, else a converting element copy.
@@ -343,37 +348,17 @@ class BlockKernel {
     const Operand to = local(n.outputs[0], dst);
     w.line("// " + tensor(n.outputs[0]).name + " = input_iterator(" + g_.tensor(src).name +
            ", imap=" + n.imap.to_string() + ", fmap=" + ir::map_target_name(n.fmap) + ")");
-    const int rank = tile.rank;
-    int inner = -1;
-    for (int k = 0; k < rank; ++k)
-      if (from.strides[static_cast<size_t>(k)] == 1 && tile[k] > 1) inner = k;
-    const int64_t vec = 16 / ir::dtype_bytes(to.dtype);
-    bool vectorize = inner >= 0 && to.strides[static_cast<size_t>(inner)] == 1 &&
-                     tile[inner] % vec == 0;
-    for (int k = 0; k < rank && vectorize; ++k)
-      if (k != inner && tile[k] > 1)
-        vectorize = from.strides[static_cast<size_t>(k)] % vec == 0 &&
-                    to.strides[static_cast<size_t>(k)] % vec == 0;
-    if (!vectorize) {
+    const std::optional<Rows> r =
+        rows_of(tile, from, to, 16 / ir::dtype_bytes(to.dtype), /*both_aligned=*/true);
+    if (!r) {
       emit_copy(w, from, to, Loop::kBlock);
       return;
     }
-    // Rows: every index of the other dims, row-major.
-    int64_t rows = 1;
-    std::vector<std::string> idx(static_cast<size_t>(rank), "0");
-    int outer = -1;
-    for (int k = 0; k < rank && outer < 0; ++k)
-      if (k != inner && tile[k] > 1) outer = k;
-    for (int k = rank - 1; k >= 0; --k) {
-      if (k == inner || tile[k] == 1) continue;
-      std::string e = rows == 1 ? "r" : "(r / " + std::to_string(rows) + ")";
-      if (k != outer) e = "(" + e + " % " + std::to_string(tile[k]) + ")";
-      idx[static_cast<size_t>(k)] = e;
-      rows *= tile[k];
-    }
-    w.line("mg::copy_rows_async(" + to.ptr + ", " + from.ptr + ", " + std::to_string(rows) + ", " +
-           std::to_string(tile[inner]) + ", [&](int r) -> int64_t { return " +
-           element(from, idx) + "; }, [&](int r) -> int { return " + element(to, idx) + "; });");
+    wide_.insert(src);
+    w.line("mg::copy_rows_async(" + to.ptr + ", " + from.ptr + ", " + std::to_string(r->rows) +
+           ", " + std::to_string(tile[r->inner]) + ", [&](int r) -> int64_t { return " +
+           element(from, r->idx) + "; }, [&](int r) -> int { return " + element(to, r->idx) +
+           "; });");
   }
 
   void emit_node(Writer& w, const ir::BlockNode& n) {
@@ -405,12 +390,13 @@ class BlockKernel {
           in.push_back(local(t));
           names += (names.empty() ? "" : ", ") + tensor(t).name;
         }
-        const int into = into_[static_cast<size_t>(&n - bg_.nodes.data())];
-        if (into >= 0) {
-          const ir::TensorId acc = bg_.nodes[static_cast<size_t>(into)].outputs[0];
+        const auto p = static_cast<size_t>(&n - bg_.nodes.data());
+        if (into_[p] >= 0) {
+          const ir::TensorId acc = node(into_[p]).outputs[0];
           w.line("// " + tensor(acc).name + " (+)= " + std::string(ir::op_name(n.op)) + "(" +
                  names + "), accumulated in place of " + tensor(n.outputs[0]).name);
-          emit_matmul_tile(w, in, local(acc), "it > 0", threads_);
+          emit_matmul_tile(w, in, local(acc), "it > 0", threads_,
+                           in_registers_[p] ? register_accumulator(p) : "");
           return;
         }
         w.line("// " + tensor(n.outputs[0]).name + " = " + std::string(ir::op_name(n.op)) + "(" +
@@ -450,8 +436,20 @@ class BlockKernel {
     const ir::Shape& tile = tensor(n.inputs[0]).type.shape;
     w.line("// output_saver(" + tensor(n.inputs[0]).name + ", omap=" + n.omap.to_string() +
            ") -> " + g_.tensor(dst).name);
-    emit_copy(w, local(n.inputs[0]), sub_view(d, tile, block_offsets(n.omap, d.shape, bg_.grid)),
-              Loop::kBlock);
+    const Operand from = local(n.inputs[0]);
+    const Operand to = sub_view(d, tile, block_offsets(n.omap, d.shape, bg_.grid));
+    // 16-byte stores of whole chunks when the device rows allow them (mg::store_rows).
+    const std::optional<Rows> r =
+        rows_of(tile, to, from, 16 / ir::dtype_bytes(to.dtype), /*both_aligned=*/false);
+    if (!r) {
+      emit_copy(w, from, to, Loop::kBlock);
+      return;
+    }
+    wide_.insert(dst);
+    w.line("mg::store_rows(" + to.ptr + ", " + from.ptr + ", " + std::to_string(r->rows) + ", " +
+           std::to_string(tile[r->inner]) + ", [&](int r) -> int64_t { return " +
+           element(to, r->idx) + "; }, [&](int r) -> int { return " + element(from, r->idx) +
+           "; });");
   }
 
   const ir::KernelGraph& g_;
@@ -467,7 +465,9 @@ class BlockKernel {
   std::vector<int> into_;  // per node: the accumulator node a matmul accumulates into, or -1
   std::vector<bool> fused_away_;  // per tensor: a matmul result that is never materialized
   std::vector<bool> fused_acc_;   // per node: an accumulator its matmul fills directly
+  std::vector<bool> in_registers_;  // per node: a matmul whose accumulator stays in registers
   bool double_buffer_ = false;
+  std::set<ir::TensorId> wide_;
 };
 
 // ---- predefined kernels ---------------------------------------------------------------------
@@ -604,7 +604,8 @@ void emit_predefined(Writer& w, const ir::KernelGraph& g, const ir::KernelOp& op
 
 // ---- entry ------------------------------------------------------------------------------------
 
-Module::Entry emit_entry(Writer& w, const ir::KernelGraph& g, const std::string& name) {
+Module::Entry emit_entry(Writer& w, const ir::KernelGraph& g, const std::string& name,
+                         const std::set<ir::TensorId>& wide) {
   const EntryBinding b = bind_entry(g);
   Module::Entry e{"mg_entry_" + name, b.workspace_bytes, static_cast<int>(g.inputs.size()),
                   static_cast<int>(g.outputs.size())};
@@ -624,6 +625,20 @@ Module::Entry emit_entry(Writer& w, const ir::KernelGraph& g, const std::string&
   w.line("cudaStream_t stream = static_cast<cudaStream_t>(stream_);");
   w.line("char* const ws = static_cast<char*>(ws_);");
   w.line("(void)ws;");
+  // Graph-defined kernels load tiles with 16-byte cp.async and store 16-byte chunks at tensor
+  // addresses plus multiples of 16 bytes: a tensor they access so that is not 16-byte aligned
+  // (a view into the middle of a buffer) is refused before any launch, with a clean error code.
+  std::set<std::string> checks;
+  for (ir::TensorId id : wide) {
+    const EntryBinding::Source& src = b.tensors[static_cast<size_t>(id)];
+    const std::string slot = "[" + std::to_string(src.index) + "]";
+    checks.insert(src.from == EntryBinding::From::kInput    ? "in" + slot
+                  : src.from == EntryBinding::From::kOutput ? "out" + slot
+                                                            : std::string("ws_"));
+  }
+  for (const std::string& p : checks)
+    w.line("if (reinterpret_cast<uintptr_t>(" + p +
+           ") % 16 != 0) return static_cast<int>(cudaErrorMisalignedAddress);");
   emit_bindings(w, g, b);
   w.line("int e = 0;");
   for (size_t k = 0; k < g.ops.size(); ++k)
@@ -696,6 +711,7 @@ Result<Module> generate_cuda(const std::vector<NamedGraph>& graphs, const CudaOp
   w.line(std::string("#include \"") + kDeviceLibraryHeader + "\"");
   w.blank();
   w.text(kHelpers);
+  std::set<ir::TensorId> wide;  // per graph: the device tensors accessed in 16-byte chunks
   MG_RETURN_IF_ERROR(emit_graphs(
       w, m, graphs, "cuda",
       [&](Writer& w, const ir::KernelGraph& g, size_t k, const std::string& fn) -> Status {
@@ -707,9 +723,14 @@ Result<Module> generate_cuda(const std::vector<NamedGraph>& graphs, const CudaOp
         MG_RETURN_IF_ERROR(bk.plan("codegen/cuda: graph_defined op " + std::to_string(k) +
                                    " producing '" + g.tensor(g.ops[k].outputs[0]).name + "'"));
         bk.emit(w, fn);
+        wide.insert(bk.wide().begin(), bk.wide().end());
         return {};
       },
-      emit_entry));
+      [&](Writer& w, const ir::KernelGraph& g, const std::string& name) {
+        Module::Entry e = emit_entry(w, g, name, wide);
+        wide.clear();  // the next graph's
+        return e;
+      }));
   return m;
 }
 

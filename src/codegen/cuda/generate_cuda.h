@@ -15,7 +15,11 @@
 //                    __syncthreads() only between stages; streaming input tiles fetched with
 //                    cp.async, double-buffered across for-loop iterations when the doubled plan
 //                    fits; matmuls through mg::matmul_tile (tensor cores for f16/bf16 tiles,
-//                    each warp a register-blocked group of fragments)
+//                    each warp a register-blocked group of fragments), a loop accumulator's
+//                    matmul through mg::RegisterAccumulator (the sum in fragments across the
+//                    loop, up to 8 a warp); output tiles stored in 16-byte chunks
+//                    (mg::store_rows) where the device rows allow; the entry refuses tensors
+//                    these 16-byte paths touch that are not 16-byte aligned
 //   thread graph     one fused loop per output keeping the chain in registers
 //
 // Block tensors: an iterator's tile keeps the device tensor's storage type (tensor cores read

@@ -26,6 +26,11 @@ __device__ __forceinline__ f16 st<f16>(float x) { return __float2half_rn(x); }
 template <>
 __device__ __forceinline__ bf16 st<bf16>(float x) { return __float2bfloat16_rn(x); }
 
+// The bits of a stored value (16-bit types in the low half).
+__device__ __forceinline__ unsigned bits(float x) { return __float_as_uint(x); }
+__device__ __forceinline__ unsigned bits(f16 x) { return __half_as_ushort(x); }
+__device__ __forceinline__ unsigned bits(bf16 x) { return __bfloat16_as_ushort(x); }
+
 // ---- asynchronous global -> shared copies (sm_80 cp.async) ------------------------------------
 // 16 bytes from global `src` to shared `dst`, both 16-byte aligned.
 __device__ __forceinline__ void cp_async16(void* dst, const void* src) {

@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <type_traits>
 
 // Runtime functions are never instrumented themselves.
@@ -49,6 +50,10 @@ struct dim3 {
 };
 struct int4 {
   int x, y, z, w;
+};
+inline int4 make_int4(int x, int y, int z, int w) { return {x, y, z, w}; }
+struct float4 {
+  float x, y, z, w;
 };
 
 namespace mg_host {
@@ -77,10 +82,18 @@ int set_func_attribute(const void* fn, int attr, int value);
 int take_last_error();
 void count_mma();
 void count_fragment_load();
+void count_accumulator_transfer();
 void count_bank_conflicts(long long extra_wavefronts);
 const char* error_string(int code);
 
 }  // namespace mg_host
+
+// A 16-byte global store (the hardware faults on an address not 16-byte aligned).
+inline void __stwb(int4* p, int4 v) {
+  if (reinterpret_cast<uintptr_t>(p) % 16 != 0)
+    ::mg_host::report("misaligned-store", "__stwb: a 16-byte store to an address not 16-byte aligned");
+  *p = v;
+}
 
 #define threadIdx (::mg_host::g_coords->thread)
 #define blockIdx (::mg_host::g_coords->block)
@@ -96,7 +109,12 @@ inline float __shfl_xor_sync(unsigned mask, float v, int lane_mask, int = 32) {
 
 // ---- CUDA runtime API (cuda_runtime.h) ------------------------------------------------------
 using cudaStream_t = struct CUstream_st*;
-enum cudaError_t { cudaSuccess = 0, cudaErrorInvalidValue = 1, cudaErrorLaunchFailure = 719 };
+enum cudaError_t {
+  cudaSuccess = 0,
+  cudaErrorInvalidValue = 1,
+  cudaErrorMisalignedAddress = 716,
+  cudaErrorLaunchFailure = 719
+};
 enum cudaFuncAttribute { cudaFuncAttributeMaxDynamicSharedMemorySize = 8 };
 inline cudaError_t cudaGetLastError() {
   return static_cast<cudaError_t>(::mg_host::take_last_error());
@@ -143,6 +161,13 @@ struct __nv_bfloat16 {
   uint16_t bits;
 };
 
+inline unsigned short __half_as_ushort(__half h) { return h.bits; }
+inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 b) { return b.bits; }
+inline unsigned __float_as_uint(float f) {
+  unsigned u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+}
 inline float __half2float(__half h) {
   const uint32_t s = (h.bits & 0x8000u) << 16, e = (h.bits >> 10) & 0x1f, m = h.bits & 0x3ff;
   uint32_t u;
@@ -275,7 +300,19 @@ template <class Use, int M, int N, int K, class T, class Layout = void> struct f
   // element by element before storing it to an f16 tile).
   using element_type = std::conditional_t<
       std::is_same<Use, accumulator>::value && std::is_same<T, __half>::value, __half, float>;
+  // Uninitialized accumulator registers hold garbage: NaN here, so that a kernel adding to an
+  // accumulator it never loaded or filled shows in its results (matrix_a/b fragments are only
+  // ever loaded: left alone, they cost nothing to declare).
   element_type x[rows * cols];
+  fragment() {
+    if constexpr (std::is_same<Use, accumulator>::value)
+      for (auto& e : x) {
+        if constexpr (std::is_same<element_type, float>::value)
+          e = std::numeric_limits<float>::quiet_NaN();
+        else
+          e.bits = 0x7e00;  // an f16 NaN
+      }
+  }
 };
 
 namespace detail {
@@ -349,6 +386,8 @@ MG_HOST_NOINSTR inline void load_matrix_sync(fragment<accumulator, M, N, K, floa
                                              const float* p, unsigned ldm, layout_t l) {
   detail::check_pointer("load_matrix_sync (accumulator)", p, ldm);
   detail::load(f.x, f.rows, f.cols, p, ldm, l == mem_row_major);
+  if (::mg_host::lane() == 0)
+    ::mg_host::count_accumulator_transfer();
 }
 template <int M, int N, int K, class T>
 MG_HOST_NOINSTR inline void store_matrix_sync(T* p, const fragment<accumulator, M, N, K, T>& f,
@@ -358,6 +397,8 @@ MG_HOST_NOINSTR inline void store_matrix_sync(T* p, const fragment<accumulator, 
   detail::check_pointer("store_matrix_sync", p, ldm);
   ::mg_host::warp_sync();
   const int lane = ::mg_host::lane();
+  if (lane == 0)
+    ::mg_host::count_accumulator_transfer();
   for (int i = 0; i < f.rows; ++i)
     for (int j = 0; j < f.cols; ++j) {
       const int e = i * f.cols + j;

@@ -123,7 +123,7 @@ struct State_ {
   int last_error = 0;
   uint64_t launch_id = 0, block_linear = 0;
   long long barriers = 0, copies = 0, mmas = 0, shuffles = 0;  // what ran (stats line)
-  long long fragment_loads = 0, bank_conflicts = 0;
+  long long fragment_loads = 0, bank_conflicts = 0, accumulator_transfers = 0;
   std::map<const void*, int> max_dynamic;                      // cudaFuncSetAttribute
   // Findings, distinct by (kind, access site).
   std::vector<Finding> findings;
@@ -522,6 +522,7 @@ MG_HOST_NOINSTR int set_func_attribute(const void* fn, int attr, int value) {
 
 MG_HOST_NOINSTR void count_mma() { ++g.mmas; }
 MG_HOST_NOINSTR void count_fragment_load() { ++g.fragment_loads; }
+MG_HOST_NOINSTR void count_accumulator_transfer() { ++g.accumulator_transfers; }
 MG_HOST_NOINSTR void count_bank_conflicts(long long extra) { g.bank_conflicts += extra; }
 
 MG_HOST_NOINSTR int take_last_error() {
@@ -536,6 +537,8 @@ MG_HOST_NOINSTR const char* error_string(int code) {
     return "no error";
   case cudaErrorInvalidValue:
     return "invalid argument";
+  case cudaErrorMisalignedAddress:
+    return "misaligned address";
   default:
     return "unspecified launch failure";
   }
@@ -798,8 +801,8 @@ MG_HOST_NOINSTR inline int main(int argc, char** argv, const EntryFn* entries, i
   }
   if (g.dropped > 0)
     std::printf("dropped\t%lld\n", g.dropped);
-  std::printf("stats\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld\n", g.barriers, g.copies, g.mmas,
-              g.shuffles, g.fragment_loads, g.bank_conflicts);
+  std::printf("stats\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld\t%lld\n", g.barriers, g.copies,
+              g.mmas, g.shuffles, g.fragment_loads, g.bank_conflicts, g.accumulator_transfers);
   for (const Buf& b : bufs)
     if (b.out) {
       std::ofstream f(b.path, std::ios::binary);

@@ -347,13 +347,14 @@ Result<HostCudaRun> HostCudaModule::run(size_t index, const ir::KernelGraph& g,
     if (f[0] == "entry_rc" && f.size() >= 2) {
       r.entry_rc = std::atoi(f[1].c_str());
       done = true;
-    } else if (f[0] == "stats" && f.size() >= 7) {
+    } else if (f[0] == "stats" && f.size() >= 8) {
       r.barriers = std::atoll(f[1].c_str());
       r.cp_async_copies = std::atoll(f[2].c_str());
       r.wmma_mmas = std::atoll(f[3].c_str());
       r.shuffles = std::atoll(f[4].c_str());
       r.wmma_fragment_loads = std::atoll(f[5].c_str());
       r.wmma_bank_conflicts = std::atoll(f[6].c_str());
+      r.wmma_accumulator_transfers = std::atoll(f[7].c_str());
     } else if (f[0] == "dropped" && f.size() >= 2) {
       r.dropped = std::atoll(f[1].c_str());
     } else if (f[0] == "finding" && f.size() >= 13) {

@@ -58,10 +58,11 @@ struct HostCudaRun {
   long long dropped = 0;  // findings beyond the distinct ones reported
   // What ran: block barriers released, cp.async copies, WMMA mma_sync calls (per warp), warp
   // shuffles (per warp), WMMA matrix_a/matrix_b fragment loads (per warp) and the extra
-  // shared-memory wavefronts their bank conflicts cost (16-bit loads, as ldmatrix issues them);
-  // tests use them to see that a code path was taken.
+  // shared-memory wavefronts their bank conflicts cost (16-bit loads, as ldmatrix issues them),
+  // WMMA accumulator fragments loaded from or stored to memory (per warp); tests use them to
+  // see that a code path was taken.
   long long barriers = 0, cp_async_copies = 0, wmma_mmas = 0, shuffles = 0;
-  long long wmma_fragment_loads = 0, wmma_bank_conflicts = 0;
+  long long wmma_fragment_loads = 0, wmma_bank_conflicts = 0, wmma_accumulator_transfers = 0;
   std::string report() const;  // every finding, one per line
 };
 

@@ -89,11 +89,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
   }
   __syncthreads();
   // output_saver(o, omap={x:1}) -> O
-  for (int e = threadIdx.x; e < 256; e += blockDim.x) {
-    const int i0 = (e / 32);
-    const int i1 = (e % 32);
-    d_O[bx * 32 + i0 * 4096 + i1] = mg::st<mg::f16>(mg::ld(s_o[i0 * 32 + i1]));
-  }
+  mg::store_rows(d_O, s_o, 8, 32, [&](int r) -> int64_t { return bx * 32 + r * 4096; }, [&](int r) -> int { return r * 32; });
 }
 
 static int graph_op0(cudaStream_t stream, const mg::f16* __restrict__ d_X, const mg::f16* __restrict__ d_W1, const mg::f16* __restrict__ d_W2, mg::f16* __restrict__ d_O) {
@@ -106,6 +102,10 @@ extern "C" int mg_entry_graph(void* const* in, void* const* out, void* ws_, void
   cudaStream_t stream = static_cast<cudaStream_t>(stream_);
   char* const ws = static_cast<char*>(ws_);
   (void)ws;
+  if (reinterpret_cast<uintptr_t>(in[0]) % 16 != 0) return static_cast<int>(cudaErrorMisalignedAddress);
+  if (reinterpret_cast<uintptr_t>(in[1]) % 16 != 0) return static_cast<int>(cudaErrorMisalignedAddress);
+  if (reinterpret_cast<uintptr_t>(in[2]) % 16 != 0) return static_cast<int>(cudaErrorMisalignedAddress);
+  if (reinterpret_cast<uintptr_t>(out[0]) % 16 != 0) return static_cast<int>(cudaErrorMisalignedAddress);
   const mg::f16* const d_X = static_cast<const mg::f16*>(in[0]);
   const mg::f16* const d_W1 = static_cast<const mg::f16*>(in[1]);
   const mg::f16* const d_W2 = static_cast<const mg::f16*>(in[2]);

@@ -61,6 +61,7 @@ __global__ void __launch_bounds__(256) graph_op0_kernel(const mg::f16* __restric
   // v = input_iterator(V, imap={x:0}, fmap=1)
   mg::copy_rows_async(s_v_buf, d_V, 128, 64, [&](int r) -> int64_t { return bx * 262144 + r * 64; }, [&](int r) -> int { return r * 72; });
   mg::cp_async_commit();
+  mg::RegisterAccumulator<64, 64, 256> acc7;  // nacc's sum, in registers across the loop
   for (int it = 0; it < 32; ++it) {
     mg::f16* const s_k = s_k_buf + (it & 1) * 8704;
     mg::f16* const s_v = s_v_buf + (it & 1) * 9216;
@@ -103,7 +104,7 @@ __global__ void __launch_bounds__(256) graph_op0_kernel(const mg::f16* __restric
     }
     // nacc (+)= matmul(e, v), accumulated in place of n
     for (int b0 = 0; b0 < 1; ++b0) {
-      mg::matmul_tile<256>(64, 64, 128, mg::Mat<const mg::f16>{s_e + 0, 136, 1}, mg::Mat<const mg::f16>{s_v + 0, 72, 1}, mg::Mat<float>{s_nacc + 0, 68, 1}, it > 0);
+      acc7.add(128, mg::Mat<const mg::f16>{s_e + 0, 136, 1}, mg::Mat<const mg::f16>{s_v + 0, 72, 1}, mg::Mat<float>{s_nacc + 0, 68, 1}, it > 0);
     }
     __syncthreads();
     // nacc = accumulator(n, fmap=phi): accumulated by the matmul above
@@ -122,6 +123,8 @@ __global__ void __launch_bounds__(256) graph_op0_kernel(const mg::f16* __restric
     }
     __syncthreads();
   }
+  acc7.store(mg::Mat<float>{s_nacc + 0, 68, 1});
+  __syncthreads();
   // o = div(nacc, dacc)
   for (int e = threadIdx.x; e < 4096; e += blockDim.x) {
     const int i1 = (e / 64);
@@ -130,11 +133,7 @@ __global__ void __launch_bounds__(256) graph_op0_kernel(const mg::f16* __restric
   }
   __syncthreads();
   // output_saver(o, omap={x:0, y:1}) -> O
-  for (int e = threadIdx.x; e < 4096; e += blockDim.x) {
-    const int i1 = (e / 64);
-    const int i2 = (e % 64);
-    d_O[bx * 16384 + by * 64 * 64 + i1 * 64 + i2] = mg::st<mg::f16>(mg::ld(s_o[i1 * 64 + i2]));
-  }
+  mg::store_rows(d_O, s_o, 64, 64, [&](int r) -> int64_t { return bx * 16384 + by * 64 * 64 + r * 64; }, [&](int r) -> int { return r * 64; });
 }
 
 static int graph_op0(cudaStream_t stream, const mg::f16* __restrict__ d_Q, const mg::f16* __restrict__ d_K, const mg::f16* __restrict__ d_V, mg::f16* __restrict__ d_O) {
@@ -149,6 +148,10 @@ extern "C" int mg_entry_graph(void* const* in, void* const* out, void* ws_, void
   cudaStream_t stream = static_cast<cudaStream_t>(stream_);
   char* const ws = static_cast<char*>(ws_);
   (void)ws;
+  if (reinterpret_cast<uintptr_t>(in[0]) % 16 != 0) return static_cast<int>(cudaErrorMisalignedAddress);
+  if (reinterpret_cast<uintptr_t>(in[1]) % 16 != 0) return static_cast<int>(cudaErrorMisalignedAddress);
+  if (reinterpret_cast<uintptr_t>(in[2]) % 16 != 0) return static_cast<int>(cudaErrorMisalignedAddress);
+  if (reinterpret_cast<uintptr_t>(out[0]) % 16 != 0) return static_cast<int>(cudaErrorMisalignedAddress);
   const mg::f16* const d_Q = static_cast<const mg::f16*>(in[0]);
   const mg::f16* const d_K = static_cast<const mg::f16*>(in[1]);
   const mg::f16* const d_V = static_cast<const mg::f16*>(in[2]);

@@ -60,6 +60,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
   // w = input_iterator(W, imap={x:1}, fmap=0)
   mg::copy_rows_async(s_w_buf, d_W, 64, 32, [&](int r) -> int64_t { return bx * 32 + r * 4096; }, [&](int r) -> int { return r * 40; });
   mg::cp_async_commit();
+  mg::RegisterAccumulator<16, 32, 128> acc4;  // macc's sum, in registers across the loop
   for (int it = 0; it < 64; ++it) {
     mg::f16* const s_x = s_x_buf + (it & 1) * 1024;
     mg::f16* const s_g = s_g_buf + (it & 1) * 64;
@@ -90,7 +91,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
     }
     __syncthreads();
     // macc (+)= matmul(xg, w), accumulated in place of m
-    mg::matmul_tile<128>(16, 32, 64, mg::Mat<const mg::f16>{s_xg + 0, 72, 1}, mg::Mat<const mg::f16>{s_w + 0, 40, 1}, mg::Mat<float>{s_macc + 0, 36, 1}, it > 0);
+    acc4.add(64, mg::Mat<const mg::f16>{s_xg + 0, 72, 1}, mg::Mat<const mg::f16>{s_w + 0, 40, 1}, mg::Mat<float>{s_macc + 0, 36, 1}, it > 0);
     // ss = sum(sq)
     for (int o = threadIdx.x / 32; o < 16; o += blockDim.x / 32) {
       const int o0 = o;
@@ -116,6 +117,8 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
     }
     __syncthreads();
   }
+  acc4.store(mg::Mat<float>{s_macc + 0, 36, 1});
+  __syncthreads();
   // y = thread graph (fused in registers)
   for (int e = threadIdx.x; e < 512; e += blockDim.x) {
     const int i0 = (e / 32);
@@ -124,11 +127,7 @@ __global__ void __launch_bounds__(128) graph_op0_kernel(const mg::f16* __restric
   }
   __syncthreads();
   // output_saver(y, omap={x:1}) -> Y
-  for (int e = threadIdx.x; e < 512; e += blockDim.x) {
-    const int i0 = (e / 32);
-    const int i1 = (e % 32);
-    d_Y[bx * 32 + i0 * 4096 + i1] = mg::st<mg::f16>(mg::ld(s_y[i0 * 32 + i1]));
-  }
+  mg::store_rows(d_Y, s_y, 16, 32, [&](int r) -> int64_t { return bx * 32 + r * 4096; }, [&](int r) -> int { return r * 32; });
 }
 
 static int graph_op0(cudaStream_t stream, const mg::f16* __restrict__ d_X, const mg::f16* __restrict__ d_G, const mg::f16* __restrict__ d_W, mg::f16* __restrict__ d_Y) {
@@ -141,6 +140,10 @@ extern "C" int mg_entry_graph(void* const* in, void* const* out, void* ws_, void
   cudaStream_t stream = static_cast<cudaStream_t>(stream_);
   char* const ws = static_cast<char*>(ws_);
   (void)ws;
+  if (reinterpret_cast<uintptr_t>(in[0]) % 16 != 0) return static_cast<int>(cudaErrorMisalignedAddress);
+  if (reinterpret_cast<uintptr_t>(in[1]) % 16 != 0) return static_cast<int>(cudaErrorMisalignedAddress);
+  if (reinterpret_cast<uintptr_t>(in[2]) % 16 != 0) return static_cast<int>(cudaErrorMisalignedAddress);
+  if (reinterpret_cast<uintptr_t>(out[0]) % 16 != 0) return static_cast<int>(cudaErrorMisalignedAddress);
   const mg::f16* const d_X = static_cast<const mg::f16*>(in[0]);
   const mg::f16* const d_G = static_cast<const mg::f16*>(in[1]);
   const mg::f16* const d_W = static_cast<const mg::f16*>(in[2]);
