@@ -440,7 +440,14 @@ TEST(Verifier, LongChainsVerifyInLinearMemory) {
         << v.summary;
   }
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_LT(s, 30) << "screen + certify of a 20,000-op chain";
+  // 6.3 s alone on the 2-core CI machine; AddressSanitizer's -O1 build is about 5x slower (32.6 s
+  // in CI on 2026-11-27, which failed the unscaled bound).
+#if defined(__SANITIZE_ADDRESS__)
+  constexpr double kLimit = 120;
+#else
+  constexpr double kLimit = 30;
+#endif
+  EXPECT_LT(s, kLimit) << "screen + certify of a 20,000-op chain";
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
 #if !defined(__SANITIZE_ADDRESS__)
