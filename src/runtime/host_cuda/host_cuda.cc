@@ -21,6 +21,7 @@ namespace mugraph::runtime {
 // Defined in the CMake-generated source that embeds runtime/host_cuda/*.h.
 extern const char* const kHostCudaPreludeText;
 extern const char* const kHostCudaRuntimeText;
+extern const char* const kHostCudaMainText;
 
 namespace {
 
@@ -109,20 +110,20 @@ std::vector<SharedDecl> shared_decls(const std::vector<std::string>& lines,
   return v;
 }
 
-// The runtime TU's object (cuda_host_runtime.h), compiled once per compiler and header text
-// into <temp>/mugraph-host-cuda-cache/runtime-<hash>.o (written under a temporary name and
-// renamed, so concurrent test processes never link a half-written file).
+// The runtime TU's object (cuda_host_runtime.h and cuda_host_main.h), compiled once per compiler
+// and header text into <temp>/mugraph-host-cuda-cache/runtime-<hash>.o (written under a
+// temporary name and renamed, so concurrent test processes never link a half-written file).
 Result<std::string> runtime_object(const std::string& compiler, const std::string& cc,
                                    const fs::path& dir) {
   const size_t key = std::hash<std::string>{}(compiler + '\0' + kHostCudaPreludeText + '\0' +
-                                              kHostCudaRuntimeText);
+                                              kHostCudaRuntimeText + '\0' + kHostCudaMainText);
   const fs::path cache = fs::temp_directory_path() / "mugraph-host-cuda-cache";
   const fs::path obj = cache / ("runtime-" + std::to_string(key) + ".o");
   if (fs::exists(obj))
     return obj.string();
   std::error_code ec;
   fs::create_directories(cache, ec);
-  MG_RETURN_IF_ERROR(write_file(dir / "runtime.cc", "#include \"cuda_host_runtime.h\"\n"));
+  MG_RETURN_IF_ERROR(write_file(dir / "runtime.cc", "#include \"cuda_host_main.h\"\n"));
   const fs::path tmp = dir / "runtime.o";
   const int rc = run_command("cd '" + dir.string() + "' && " + cc + "-c runtime.cc -o runtime.o",
                              dir / "runtime.log");
@@ -220,6 +221,7 @@ Result<std::unique_ptr<HostCudaModule>> compile_host_cuda(const codegen::Module&
     MG_RETURN_IF_ERROR(write_file(dir / h, "// provided by cuda_host.h (runtime/host_cuda)\n"));
   MG_RETURN_IF_ERROR(write_file(dir / "cuda_host.h", kHostCudaPreludeText));
   MG_RETURN_IF_ERROR(write_file(dir / "cuda_host_runtime.h", kHostCudaRuntimeText));
+  MG_RETURN_IF_ERROR(write_file(dir / "cuda_host_main.h", kHostCudaMainText));
   const std::string source = rewrite_launches(m.source);
   mod->source_path_ = (dir / "kernel.cu").string();
   MG_RETURN_IF_ERROR(write_file(dir / "kernel.cu", source));
