@@ -72,6 +72,24 @@ CpuBuffers make_buffers(const ir::KernelGraph& g, uint64_t seed, const ir::Kerne
   return b;
 }
 
+CpuBuffers make_buffers_like(const ir::KernelGraph& g, const CpuBuffers& drawn, uint64_t seed,
+                             const ir::KernelGraph* inputs_as) {
+  bool same = g.inputs.size() == drawn.inputs.size();
+  for (size_t i = 0; same && i < g.inputs.size(); ++i)
+    same = g.tensor(g.inputs[i]).type == drawn.inputs[i].type();
+  if (!same) return make_buffers(g, seed, inputs_as);
+  CpuBuffers b;
+  for (const runtime::Buffer& in : drawn.inputs) {
+    b.inputs.emplace_back(in.type());
+    b.inputs.back().copy_from(in);
+  }
+  for (ir::TensorId id : g.outputs) {
+    b.outputs.emplace_back(g.tensor(id).type);
+    b.outputs.back().poison();
+  }
+  return b;
+}
+
 Result<RunReference> run_reference(const ir::KernelGraph& program, uint64_t seed,
                                    const std::vector<std::vector<float>>& program_run) {
   RunReference ref;

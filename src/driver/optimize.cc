@@ -283,7 +283,8 @@ Status measure_cpu(OptimizeReport& r, const OptimizeOptions& o, const Deadline& 
   std::vector<CpuBuffers> bufs(r.ranked.size() + 1);
   std::vector<int> calls(r.ranked.size() + 1, 1);
   be.run = [&](size_t i, const ir::KernelGraph& g) -> Result<Outputs> {
-    bufs[i] = make_buffers(g, o.seed, &r.program.graph);
+    bufs[i] = i > 0 ? make_buffers_like(g, bufs[0], o.seed, &r.program.graph)  // entry 0 ran first
+                    : make_buffers(g, o.seed, &r.program.graph);
     MG_RETURN_IF_ERROR(mod->run(i, bufs[i].in(), bufs[i].out()));
     Outputs out = values(bufs[i].outputs);
     // Calls per sample from the fastest of a few more calls (the first is cold, and on a loaded
@@ -562,7 +563,7 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
     const Deadline dl = all.share(r.target.kind == target::Kind::kCpu ? kMeasureShareCpu
                                                                       : kMeasureShareGpu);
     Status st;
-    try {  // the float64 reference run of the program stops at the deadline too
+    try {  // drawing the inputs and the float64 reference run stop at the deadline too
       DeadlineScope scope(dl);
       if (r.target.kind == target::Kind::kCpu) {
         st = measure_cpu(r, o, dl);
@@ -574,7 +575,8 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
                           "; variants are ranked by the cost model only, nothing was measured");
       }
     } catch (const DeadlinePassed& e) {
-      st = error("the float64 reference run of the program was stopped (", e.what(), ")");
+      st = error("stopped while drawing the inputs or running the program's float64 "
+                 "interpretation (", e.what(), ")");
     }
     if (!st.ok() && dl.passed() && !r.measured) {  // the compile (or a check) ran out of time
       s.cut = "nothing timed";

@@ -55,17 +55,27 @@ Buffer::Buffer(const ir::TensorType& t) : type_(t), data_(nullptr, std::free) {
   MG_CHECK(data_ != nullptr, "cannot allocate " << bytes << " bytes for a " << t.to_string());
 }
 
+// Row-major storage needs no index arithmetic per element (a weight matrix has 10^7-10^8 of
+// them: the division per dimension took most of a second per buffer).
 void Buffer::fill(const std::vector<float>& values) {
   MG_CHECK(static_cast<int64_t>(values.size()) == type_.shape.numel(), "fill: wrong count");
+  const bool dense = type_.is_row_major();
   for (int64_t i = 0; i < type_.shape.numel(); ++i)
-    put(data_.get(), type_.dtype, offset_of(type_, i), values[static_cast<size_t>(i)]);
+    put(data_.get(), type_.dtype, dense ? i : offset_of(type_, i), values[static_cast<size_t>(i)]);
 }
 
 std::vector<float> Buffer::values() const {
   std::vector<float> v(static_cast<size_t>(type_.shape.numel()));
+  const bool dense = type_.is_row_major();
   for (int64_t i = 0; i < type_.shape.numel(); ++i)
-    v[static_cast<size_t>(i)] = get(data_.get(), type_.dtype, offset_of(type_, i));
+    v[static_cast<size_t>(i)] = get(data_.get(), type_.dtype, dense ? i : offset_of(type_, i));
   return v;
+}
+
+void Buffer::copy_from(const Buffer& other) {
+  MG_CHECK(other.type_ == type_, "copy_from: " << other.type_.to_string() << " into "
+                                               << type_.to_string());
+  std::memcpy(data_.get(), other.data_.get(), bytes());
 }
 
 void Buffer::poison() {

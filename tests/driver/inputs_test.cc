@@ -1,6 +1,7 @@
 // Issue 27, item 4 through the driver: --input-scale, comparisons that draw one set of inputs
 // (the reference's), and optimize's reference when the program itself overflows.
 #include <cmath>
+#include <cstring>
 
 #include "driver/cpu_backend.h"
 #include "test_util.h"
@@ -86,6 +87,42 @@ TEST(ProgramOverflow, OptimizeReferenceNamesTheProgram) {
   ASSERT_TRUE(o->has_value());
   EXPECT_EQ((*o)->tensor, "H");
   EXPECT_FALSE(find_run_overflow(parse_ok(kMlp), 4, Precision::kFloat)->has_value());
+}
+
+}  // namespace
+}  // namespace mugraph::driver
+
+namespace mugraph::driver {
+namespace {
+
+// optimize and tune run every variant on the program's inputs: make_buffers_like copies them
+// from the program's buffers instead of drawing again. Byte for byte what a fresh draw gives,
+// and a fresh draw where a variant's input types differ (here a strided layout).
+TEST(CpuBuffers, VariantsCopyTheProgramsDrawnInputs) {
+  const ir::KernelGraph program = testing::parse_ok(kMlp);
+  const ir::KernelGraph same = testing::parse_ok(
+      "input X : f16[8, 4096]\ninput W : f16[4096, 1024]\nH = matmul(X, W)\noutput H\n");
+  const ir::KernelGraph strided = testing::parse_ok(
+      "input X : f16[8, 4096] strides=[1, 8]\ninput W : f16[4096, 1024]\nH = matmul(X, W)\n"
+      "output H\n");
+  const CpuBuffers drawn = make_buffers(program, 7, &program);
+  for (const ir::KernelGraph* g : {&same, &strided}) {
+    const CpuBuffers want = make_buffers(*g, 7, &program);
+    const CpuBuffers got = make_buffers_like(*g, drawn, 7, &program);
+    ASSERT_EQ(got.inputs.size(), want.inputs.size());
+    for (size_t i = 0; i < want.inputs.size(); ++i) {
+      ASSERT_EQ(got.inputs[i].type(), want.inputs[i].type());
+      ASSERT_EQ(got.inputs[i].bytes(), want.inputs[i].bytes());
+      EXPECT_EQ(std::memcmp(got.inputs[i].data(), want.inputs[i].data(), want.inputs[i].bytes()), 0)
+          << "input " << i;
+    }
+    ASSERT_EQ(got.outputs.size(), 1u);
+    for (float v : got.outputs[0].values()) ASSERT_TRUE(std::isnan(v)) << "outputs are poisoned";
+  }
+  // The strided input holds the same logical values as the row-major one (storage differs).
+  const CpuBuffers s = make_buffers_like(strided, drawn, 7, &program);
+  EXPECT_EQ(s.inputs[0].values(), drawn.inputs[0].values());
+  EXPECT_NE(std::memcmp(s.inputs[0].data(), drawn.inputs[0].data(), drawn.inputs[0].bytes()), 0);
 }
 
 }  // namespace
