@@ -562,36 +562,7 @@ void run_graph_defined(const ir::KernelOp& op, const BlockPlan& plan, Values<T>&
   const size_t n = std::min<size_t>(threads > 0 ? static_cast<size_t>(threads)
                                                 : std::max(1u, std::thread::hardware_concurrency()),
                                     plan.blocks.size());
-  FieldContext& parent = field_context();
-  const Deadline deadline = current_deadline();  // the workers stop when this thread would
-  std::vector<FieldContext> ctx(n > 1 ? n - 1 : 0, parent);
-  std::vector<std::exception_ptr> errors(n);
-  std::vector<std::thread> workers;
-  for (size_t t = 1; t < n; ++t)
-    workers.emplace_back([&, t] {
-      FieldScope scope(ctx[t - 1]);
-      DeadlineScope stop(deadline);
-      try {
-        run_blocks(op, plan, v, outs, t, n);
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    });
-  try {
-    run_blocks(op, plan, v, outs, 0, std::max<size_t>(n, 1));
-  } catch (...) {
-    errors[0] = std::current_exception();
-  }
-  for (auto& w : workers)
-    w.join();
-  for (const auto& e : errors)
-    if (e)
-      std::rethrow_exception(e);
-  for (const FieldContext& c : ctx) {
-    parent.zero_divisor = parent.zero_divisor || c.zero_divisor;
-    if (parent.invalid.empty())
-      parent.invalid = c.invalid;
-  }
+  parallel_in_field(n, [&](size_t t) { run_blocks(op, plan, v, outs, t, std::max<size_t>(n, 1)); });
   for (size_t o = 0; o < op.outputs.size(); ++o)
     v[static_cast<size_t>(op.outputs[o])] = std::move(outs[o]);
 }

@@ -1,6 +1,8 @@
 #include "verify/finite_field.h"
 
 #include <array>
+#include <exception>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -181,6 +183,40 @@ FieldScope::FieldScope(FieldContext& ctx) : prev_(detail::tls_field_context) {
   detail::tls_field_context = &ctx;
 }
 FieldScope::~FieldScope() { detail::tls_field_context = prev_; }
+
+void parallel_in_field(size_t n, const std::function<void(size_t)>& body) {
+  if (n <= 1) {
+    if (n == 1) body(0);
+    return;
+  }
+  FieldContext& parent = field_context();
+  const Deadline deadline = current_deadline();  // the workers stop when this thread would
+  std::vector<FieldContext> ctx(n - 1, parent);
+  std::vector<std::exception_ptr> errors(n);
+  std::vector<std::thread> workers;
+  for (size_t t = 1; t < n; ++t)
+    workers.emplace_back([&, t] {
+      FieldScope scope(ctx[t - 1]);
+      DeadlineScope stop(deadline);
+      try {
+        body(t);
+      } catch (...) {
+        errors[t] = std::current_exception();
+      }
+    });
+  try {
+    body(0);
+  } catch (...) {
+    errors[0] = std::current_exception();
+  }
+  for (std::thread& w : workers) w.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  for (const FieldContext& c : ctx) {
+    parent.zero_divisor = parent.zero_divisor || c.zero_divisor;
+    if (parent.invalid.empty()) parent.invalid = c.invalid;
+  }
+}
 
 FieldContext& field_context() {
   MG_CHECK(detail::tls_field_context != nullptr, "finite-field arithmetic outside a FieldScope");

@@ -60,6 +60,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -200,6 +201,13 @@ class FieldScope {
 };
 
 FieldContext& field_context();  // MG_CHECKs that a FieldScope is active
+
+// Runs body(0) .. body(n - 1) on n threads, body(0) on this one under this thread's field
+// context, the others each under a copy of it and under this thread's deadline. The copies'
+// flags (zero_divisor, invalid) are merged back in index order; after all have joined, the
+// exception of the lowest index that threw, if any, is rethrown. A result computed this way
+// does not depend on n as long as the bodies write disjoint data.
+void parallel_in_field(size_t n, const std::function<void(size_t)>& body);
 
 namespace detail {
 inline thread_local FieldContext* tls_field_context = nullptr;

@@ -426,9 +426,13 @@ GrRound group_ring_round(const ir::KernelGraph& ref, const ir::KernelGraph& cand
       std::vector<std::optional<Box>> wr(ref.outputs.size()), wc(cand.outputs.size());
       wr[i] = box;
       wc[j] = box;
-      const auto a = eval_group_ring(ref, wr, key, threads);
-      if (problem()) return 0;
-      const auto b = eval_group_ring(cand, wc, key, threads);
+      // The two programs on two threads (and a graph-defined kernel's blocks on more): a chunk
+      // rarely spans two blocks, so that alone would leave a core idle.
+      std::vector<std::optional<BoxTensorT<GR>>> a, b;
+      parallel_in_field(threads == 1 ? 1 : 2, [&](size_t t) {
+        if (t == 0) a = eval_group_ring(ref, wr, key, threads);
+        if (t == 1 || threads == 1) b = eval_group_ring(cand, wc, key, threads);
+      });
       if (problem()) return 0;
       const HostTensor<GR> x = gather(*a[i], box), y = gather(*b[j], box);
       DenCache cache;
