@@ -6,7 +6,11 @@
 # against this machine's measured copy bandwidth (bench/cpu/torch_ref.py --ceilings). Shapes are
 # the examples' (paper shapes; none reduced). Prints a table; writes build/bench_cpu/<name>/.
 #
-#   bench/cpu/run.sh [--time-budget S] [--runs N] [--only NAME]...
+# The searches run with no search flags (the staged defaults of `mugraph optimize`, as a user
+# runs it); --mirage-space gives each benchmark the space flags of bench/search_options.sh
+# instead (Mirage's space: one graph-defined kernel, fixed block-op budgets).
+#
+#   bench/cpu/run.sh [--time-budget S] [--runs N] [--only NAME]... [--mirage-space]
 set -euo pipefail
 # Fresh measurements every run: never answers from the result cache.
 export MUGRAPH_NO_CACHE=1
@@ -14,11 +18,13 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 budget=60
 runs=20
 names=()
+mirage=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --time-budget) budget="$2"; shift 2 ;;
     --runs) runs="$2"; shift 2 ;;
     --only) names+=("$2"); shift 2 ;;
+    --mirage-space) mirage=1; shift ;;
     *) echo "unknown option $1" >&2; exit 1 ;;
   esac
 done
@@ -27,10 +33,15 @@ py="${VENV:-$root/.venv}/bin/python"
 mg="${BUILD_DIR:-$root/build}/mugraph"
 out="${BUILD_DIR:-$root/build}/bench_cpu"
 mkdir -p "$out"
-# shellcheck source=bench/search_options.sh
-source "$root/bench/search_options.sh"
+all=(rms_norm_matmul gated_mlp gqa lora ntrans qknorm_attention)
+declare -A opts=()
+for n in "${all[@]}"; do opts[$n]=""; done
+if [ "$mirage" = 1 ]; then
+  # shellcheck source=bench/search_options.sh
+  source "$root/bench/search_options.sh"
+fi
 echo "# mugraph CPU benchmark, $(date -u +%Y-%m-%d), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p')"
-echo "# command: bench/cpu/run.sh --time-budget $budget --runs $runs${names:+ (only ${names[*]})}"
+echo "# command: bench/cpu/run.sh --time-budget $budget --runs $runs${names:+ (only ${names[*]})}$([ "$mirage" = 1 ] && echo ' --mirage-space')"
 "$py" "$root/bench/cpu/torch_ref.py" --ceilings >"$out/ceilings.json"
 "$py" -c "import json; c = json.load(open('$out/ceilings.json')); print('# ceilings: copy %.1f GB/s, f32 matmul %.1f GFLOP/s (torch %s, %d threads)' % (c['copy_bytes_per_s'] / 1e9, c['f32_flops_per_s'] / 1e9, c['torch'], c['threads']))"
 # Arithmetic peaks of this CPU (bench/cpu/peak.cc, built for the host as the JIT builds kernels):
@@ -40,7 +51,7 @@ g++ -O3 -march=native -fopenmp "$root/bench/cpu/peak.cc" -o "$out/peak"
 
 printf "%-18s %10s %10s %10s %10s %9s %9s %9s %7s %6s  %s\n" benchmark program-us best-us \
   eager-us compile-us vs-prog vs-eager vs-best GB/s %copy chosen
-[ ${#names[@]} -gt 0 ] || names=(rms_norm_matmul gated_mlp gqa lora ntrans qknorm_attention)
+[ ${#names[@]} -gt 0 ] || names=("${all[@]}")
 for name in "${names[@]}"; do
   [ -n "${opts[$name]+set}" ] || { echo "unknown benchmark $name" >&2; exit 1; }
   # shellcheck disable=SC2086
