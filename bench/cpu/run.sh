@@ -41,7 +41,9 @@ if [ "$mirage" = 1 ]; then
   source "$root/bench/search_options.sh"
 fi
 echo "# mugraph CPU benchmark, $(date -u +%Y-%m-%d), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p')"
-echo "# command: bench/cpu/run.sh --time-budget $budget --runs $runs${names:+ (only ${names[*]})}$([ "$mirage" = 1 ] && echo ' --mirage-space')"
+flags=""
+[ "$mirage" = 1 ] && flags=" --mirage-space"
+echo "# command: bench/cpu/run.sh --time-budget $budget --runs $runs$flags${names:+ (only ${names[*]})}"
 "$py" "$root/bench/cpu/torch_ref.py" --ceilings >"$out/ceilings.json"
 "$py" -c "import json; c = json.load(open('$out/ceilings.json')); print('# ceilings: copy %.1f GB/s, f32 matmul %.1f GFLOP/s (torch %s, %d threads)' % (c['copy_bytes_per_s'] / 1e9, c['f32_flops_per_s'] / 1e9, c['torch'], c['threads']))"
 # Arithmetic peaks of this CPU (bench/cpu/peak.cc, built for the host as the JIT builds kernels):

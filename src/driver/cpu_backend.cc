@@ -72,8 +72,16 @@ CpuBuffers make_buffers(const ir::KernelGraph& g, uint64_t seed, const ir::Kerne
   return b;
 }
 
+bool same_input_types(const ir::KernelGraph& a, const ir::KernelGraph& b) {
+  if (a.inputs.size() != b.inputs.size()) return false;
+  for (size_t i = 0; i < a.inputs.size(); ++i)
+    if (!(a.tensor(a.inputs[i]).type == b.tensor(b.inputs[i]).type)) return false;
+  return true;
+}
+
 CpuBuffers make_buffers_like(const ir::KernelGraph& g, const CpuBuffers& drawn, uint64_t seed,
                              const ir::KernelGraph* inputs_as) {
+  MG_CHECK(inputs_as != nullptr, "make_buffers_like: the inputs' graph (inputs_as) is needed");
   bool same = g.inputs.size() == drawn.inputs.size();
   for (size_t i = 0; same && i < g.inputs.size(); ++i)
     same = g.tensor(g.inputs[i]).type == drawn.inputs[i].type();

@@ -35,12 +35,15 @@ struct CpuBuffers {
 };
 CpuBuffers make_buffers(const ir::KernelGraph& g, uint64_t seed,
                         const ir::KernelGraph* inputs_as = nullptr);
-// make_buffers(g, seed, inputs_as) where `drawn` already holds those inputs (make_buffers of the
-// graph inputs_as names, same seed): when g's input types are drawn's, they are copied instead
-// of drawn again (a weight matrix's draw takes a large part of a second; optimize runs every
-// variant on the program's inputs).
+// make_buffers(g, seed, inputs_as) where `drawn` already holds those inputs: drawn must be
+// make_buffers(h, seed, inputs_as) for a graph h with inputs_as's inputs (the inputs depend only
+// on their types, inputs_as's scales and the seed; inputs_as must not be null). When g's input
+// types are drawn's, they are copied instead of drawn again (a weight matrix's draw takes a
+// large part of a second; optimize runs every variant on the program's inputs).
 CpuBuffers make_buffers_like(const ir::KernelGraph& g, const CpuBuffers& drawn, uint64_t seed,
                              const ir::KernelGraph* inputs_as);
+// Whether a and b have the same input types, in order (dtype, shape, layout).
+bool same_input_types(const ir::KernelGraph& a, const ir::KernelGraph& b);
 
 // What optimize checks a variant's run against. `program_run`: the outputs of the program's own
 // run on make_buffers(program, seed). Normally that run itself; when it has a non-finite entry

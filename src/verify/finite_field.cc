@@ -2,6 +2,7 @@
 
 #include <array>
 #include <exception>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -193,22 +194,30 @@ void parallel_in_field(size_t n, const std::function<void(size_t)>& body) {
   const Deadline deadline = current_deadline();  // the workers stop when this thread would
   std::vector<FieldContext> ctx(n - 1, parent);
   std::vector<std::exception_ptr> errors(n);
+  auto run = [&](size_t t) {  // body t >= 1 under its copy
+    FieldScope scope(ctx[t - 1]);
+    DeadlineScope stop(deadline);
+    try {
+      body(t);
+    } catch (...) {
+      errors[t] = std::current_exception();
+    }
+  };
   std::vector<std::thread> workers;
-  for (size_t t = 1; t < n; ++t)
-    workers.emplace_back([&, t] {
-      FieldScope scope(ctx[t - 1]);
-      DeadlineScope stop(deadline);
-      try {
-        body(t);
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    });
+  std::vector<size_t> here;  // bodies whose thread could not be started
+  for (size_t t = 1; t < n; ++t) {
+    try {
+      workers.emplace_back(run, t);
+    } catch (const std::system_error&) {
+      here.push_back(t);
+    }
+  }
   try {
     body(0);
   } catch (...) {
     errors[0] = std::current_exception();
   }
+  for (size_t t : here) run(t);
   for (std::thread& w : workers) w.join();
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);

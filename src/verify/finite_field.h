@@ -203,10 +203,11 @@ class FieldScope {
 FieldContext& field_context();  // MG_CHECKs that a FieldScope is active
 
 // Runs body(0) .. body(n - 1) on n threads, body(0) on this one under this thread's field
-// context, the others each under a copy of it and under this thread's deadline. The copies'
-// flags (zero_divisor, invalid) are merged back in index order; after all have joined, the
-// exception of the lowest index that threw, if any, is rethrown. A result computed this way
-// does not depend on n as long as the bodies write disjoint data.
+// context, the others each under a copy of it and under this thread's deadline (a thread that
+// cannot be started runs its body here, after body(0), under its copy). After all have
+// joined: the exception of the lowest index that threw, if any, is rethrown (flags are then
+// not merged); else the copies' flags (zero_divisor, invalid) are merged back in index order.
+// A result computed this way does not depend on n as long as the bodies write disjoint data.
 void parallel_in_field(size_t n, const std::function<void(size_t)>& body);
 
 namespace detail {

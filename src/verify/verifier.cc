@@ -110,6 +110,10 @@ std::vector<BoxTensor> reference_at(const ir::KernelGraph& ref, const std::vecto
   return out;
 }
 
+// A field test of at least this many output entries evaluates the two programs on two threads
+// (unless one thread is asked for); smaller ones (sampled screens) are not worth a thread.
+constexpr int64_t kTwoThreadEntries = int64_t{1} << 12;
+
 // One random test: ref at `want`, cand at the matching boxes, compared (and perm found if empty).
 Round field_round(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const FieldParams& f,
                   SqrtMode sm, const std::vector<Box>& want, std::vector<int>& perm, Rng& rng,
@@ -130,7 +134,7 @@ Round field_round(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const
   // sampled screen, one thread in the search, is not worth a thread).
   int64_t entries = 0;
   for (const Box& w : want) entries += w.numel();
-  const size_t n = threads == 1 || entries < (int64_t{1} << 12) ? 1 : 2;
+  const size_t n = threads == 1 || entries < kTwoThreadEntries ? 1 : 2;
   std::vector<BoxTensor> a, b;
   parallel_in_field(n, [&](size_t t) {
     if (t == 0) a = reference_at(ref, want, key, threads);
@@ -438,7 +442,8 @@ GrRound group_ring_round(const ir::KernelGraph& ref, const ir::KernelGraph& cand
       std::vector<std::optional<BoxTensorT<GR>>> a, b;
       parallel_in_field(threads == 1 ? 1 : 2, [&](size_t t) {
         if (t == 0) a = eval_group_ring(ref, wr, key, threads);
-        if (t == 1 || threads == 1) b = eval_group_ring(cand, wc, key, threads);
+        if (t == 1 || (threads == 1 && ctx.invalid.empty() && !ctx.zero_divisor))
+          b = eval_group_ring(cand, wc, key, threads);
       });
       if (problem()) return 0;
       const HostTensor<GR> x = gather(*a[i], box), y = gather(*b[j], box);
@@ -490,7 +495,8 @@ int64_t group_ring_memory_bytes(const ir::KernelGraph& ref, const ir::KernelGrap
     std::vector<std::optional<Box>> wr(ref.outputs.size()), wc(cand.outputs.size());
     wr[i] = b;
     wc[static_cast<size_t>(perm[i])] = b;
-    most = std::max(most, std::max(demanded_peak_entries(ref, wr), demanded_peak_entries(cand, wc)) +
+    // Both programs at once (group_ring_round evaluates them on two threads).
+    most = std::max(most, demanded_peak_entries(ref, wr) + demanded_peak_entries(cand, wc) +
                               b.numel());
   }
   // Per entry: the value, and the field copies of its fast matmul path (group_ring.cc).
@@ -703,7 +709,13 @@ int64_t full_peak_entries(const ir::KernelGraph& g) {
 int64_t check_memory_bytes(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
                            const VerifyOptions& o) {
   const int64_t full = std::max(full_peak_entries(ref), full_peak_entries(cand));
-  int64_t peak = full;  // entries the field tests evaluate at once
+  // Entries the field tests evaluate at once: certify's tests on every entry evaluate both
+  // programs at once when they are large (field_round, kTwoThreadEntries).
+  int64_t outputs = 0;
+  for (ir::TensorId id : ref.outputs) outputs += ref.tensor(id).type.shape.numel();
+  int64_t peak = o.mode == Mode::kCertify && o.threads != 1 && outputs >= kTwoThreadEntries
+                     ? full_peak_entries(ref) + full_peak_entries(cand)
+                     : full;
   if (o.mode == Mode::kScreen && !o.screen_every_entry && ref.outputs.size() == cand.outputs.size()) {
     Rng rng(o.seed);  // boxes of the size the screen samples (where they fall matters little)
     const std::vector<Box> s = sample_boxes(ref, o.screen_samples, rng);

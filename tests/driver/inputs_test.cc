@@ -89,12 +89,6 @@ TEST(ProgramOverflow, OptimizeReferenceNamesTheProgram) {
   EXPECT_FALSE(find_run_overflow(parse_ok(kMlp), 4, Precision::kFloat)->has_value());
 }
 
-}  // namespace
-}  // namespace mugraph::driver
-
-namespace mugraph::driver {
-namespace {
-
 // optimize and tune run every variant on the program's inputs: make_buffers_like copies them
 // from the program's buffers instead of drawing again. Byte for byte what a fresh draw gives,
 // and a fresh draw where a variant's input types differ (here a strided layout).

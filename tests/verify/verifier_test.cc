@@ -535,6 +535,16 @@ TEST(VerifierBudget, MemoryEstimateByHand) {
   for (int i = 1; i < 500; ++i) chain += "T" + std::to_string(i) + " = mul(T" + std::to_string(i - 1) + ", X)\n";
   const auto c = parse_ok(chain + "output T499\n");
   EXPECT_LE(check_memory_bytes(c, c, certify_opts()), 3 * 256 * static_cast<int64_t>(sizeof(FF) + 16));
+  // 4096 output entries: certify evaluates the two programs at once (on two threads) unless
+  // one thread is asked for. X (4096) + W (4096) live, then H (4096): 12288 entries each.
+  const auto big = parse_ok("input X : f32[64, 64]\ninput W : f32[64, 64]\nH = matmul(X, W)\n"
+                            "output H\n");
+  const int64_t per = 12288 * static_cast<int64_t>(sizeof(FF) + 16);
+  const int64_t floats = 8192 * 12 + 12288 * 8;
+  EXPECT_EQ(check_memory_bytes(big, big, certify_opts()), std::max(2 * per, floats));
+  VerifyOptions one = certify_opts();
+  one.threads = 1;
+  EXPECT_EQ(check_memory_bytes(big, big, one), std::max(per, floats));
 }
 
 TEST(VerifierBudget, OverTheMemoryBudgetIsRefusedAndSaid) {
