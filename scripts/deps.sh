@@ -4,8 +4,9 @@
 set -euo pipefail
 # Open MPI (libopenmpi-dev, openmpi-bin): the distributed search (mpirun -np N mugraph search);
 # mugraph itself runs without it (it loads MPI only when launched as several ranks).
+# Abseil (libabsl-dev): the e-graph's hash-consing table (absl::flat_hash_map).
 pkgs=(cmake ninja-build g++ python3 libgtest-dev nlohmann-json3-dev libcli11-dev libz3-dev
-      libopenmpi-dev openmpi-bin libsqlite3-dev pybind11-dev python3-dev python3-venv)
+      libabsl-dev libopenmpi-dev openmpi-bin libsqlite3-dev pybind11-dev python3-dev python3-venv)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -36,6 +36,8 @@ if [ "${1:-}" = "--pack" ]; then
   strip --strip-debug -o "$root/.gpu/mugraph" "$root/build/mugraph"
   strip --strip-debug -o "$root/.gpu/gpu_test" "$root/build/tests/gpu_test"
   cp -L "$(ldd "$root/build/mugraph" | awk '/libz3/ {print $3}')" "$root/.gpu/lib/"
+  # Abseil's shared libraries (the e-graph's table), which the GPU machine may lack.
+  for l in $(ldd "$root/build/mugraph" | awk '/libabsl/ {print $3}'); do cp -L "$l" "$root/.gpu/lib/"; done
   # For --python: the libraries the extension links (no debug info), in link order.
   mkdir -p "$root/.gpu/static"
   for l in driver search runtime codegen opt expr verify ir target support; do
@@ -144,7 +146,8 @@ if [ "$python" = 1 ]; then
     "$root/python/src/module.cc" -o "$py/mugraph/_mugraph$ext" "$s/libmg_driver.a" \
     -L"$root/.gpu/lib" -l:libsqlite3.so.0 "$s/libmg_search.a" "$s/libmg_runtime.a" \
     "$s/libmg_codegen.a" "$s/libmg_opt.a" "$s/libmg_expr.a" -l:libz3.so.4 "$s/libmg_verify.a" \
-    "$s/libmg_ir.a" "$s/libmg_target.a" "$s/libmg_support.a" -ldl
+    "$s/libmg_ir.a" "$s/libmg_target.a" "$s/libmg_support.a" \
+    $(cd "$root/.gpu/lib" && for l in libabsl*; do printf -- '-l:%s ' "$l"; done) -ldl
   set +e
   PYTHONPATH="$py" timeout "$step" python3 -m pytest -q -s -rs -p no:cacheprovider \
     "$root/python/tests/test_cuda.py" 2>&1 | tee "$out/pytest_cuda.log"

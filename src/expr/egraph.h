@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -57,6 +58,11 @@ struct SaturationReport {
 
 class EGraph {
  public:
+  EGraph();
+  ~EGraph();
+  EGraph(EGraph&&) noexcept;
+  EGraph& operator=(EGraph&&) noexcept;
+
   // Adds every node of `e`; linear in the number of distinct nodes (a hash-consed term is a
   // DAG: x_{i+1} = mul(x_i, x_i) has i + 1 nodes but a tree of 2^(i+1) - 1).
   ClassId add_expr(Expr e);
@@ -108,7 +114,10 @@ class EGraph {
   std::vector<ENode> nodes_;
   std::vector<ClassId> node_class_;  // class each node was added to (find() it)
   mutable std::vector<ClassId> parent_;
-  std::unordered_map<ENode, ClassId, NodeHash> memo_;
+  // Hash-consing: canonical node -> its class (egraph.cc: an open-addressing table, as every
+  // match of a saturation round looks its instantiated nodes up here).
+  struct NodeTable;
+  std::unique_ptr<NodeTable> memo_;
   std::vector<std::vector<uint32_t>> class_nodes_;
   std::vector<std::string> names_;
   std::unordered_map<std::string, uint32_t> name_ids_;
