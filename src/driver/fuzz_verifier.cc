@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "driver/driver.h"
+#include "support/format.h"
 #include "verify/interpret.h"
 #include "verify/random_inputs.h"
 
@@ -35,12 +36,6 @@ std::vector<std::vector<int>> matchings(const ir::KernelGraph& ref, const ir::Ke
   return out;
 }
 
-std::string fmt(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", x);
-  return buf;
-}
-
 // The truth of one matching, its relative errors appended to `note`.
 Truth judge_matching(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
                      const std::vector<int>& m, std::string& note) {
@@ -52,7 +47,7 @@ Truth judge_matching(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
     if (!diffs.ok()) return Truth::kUndecided;
     note += " seed " + std::to_string(seed) + ":";
     for (const OutputDiff& d : *diffs) {
-      note += " " + d.name + " " + fmt(d.max_rel);
+      note += " " + d.name + " " + fmt_g3(d.max_rel);
       if (!std::isfinite(d.max_rel))
         undecided = true;
       else if (d.max_rel >= kTruthDifferent)
@@ -321,7 +316,7 @@ GroundTruth ground_truth(const ir::KernelGraph& ref, const ir::KernelGraph& cand
   } else if (ill_conditioned(ref) || ill_conditioned(cand)) {
     gt.truth = Truth::kUndecided;
     gt.note += "; ill-conditioned in float64 (inputs moved by 2^-30 move an output by >= " +
-               fmt(kTruthDifferent) + ")";
+               fmt_g3(kTruthDifferent) + ")";
   }
   return gt;
 }
@@ -374,7 +369,7 @@ std::string verdicts_and_costs(const FuzzReport& r) {
   o << "costliest seed pairs (trials, s):";
   for (size_t k = 0; k < std::min<size_t>(costly.size(), 5); ++k)
     o << (k ? "; " : " ") << costly[k].second << " (" << r.seed_cost.at(costly[k].second).first
-      << ", " << fmt(costly[k].first) << ")";
+      << ", " << fmt_g3(costly[k].first) << ")";
   o << "\nverdicts on decided pairs:\n                  ";
   for (int k = 0; k < kVerdictKinds; ++k)
     o << " " << verify::verdict_name(static_cast<verify::VerdictKind>(k));
@@ -397,7 +392,7 @@ std::string format_fuzz_report(const FuzzReport& r) {
   std::ostringstream o;
   char buf[256];
   o << "verifier fuzz: seed " << r.options.seed << ", " << r.options.trials << " trials, "
-    << fmt(r.seconds) << " s (slowest trial " << r.slowest_trial << ": " << fmt(r.slowest_seconds)
+    << fmt_g3(r.seconds) << " s (slowest trial " << r.slowest_trial << ": " << fmt_g3(r.slowest_seconds)
     << " s)\n";
   o << "FA: false accepts (scrFA: of which scrMiss sampling misses), FR: false rejects\n";
   std::snprintf(buf, sizeof buf, "%-14s %7s %7s %7s %9s %7s %9s %6s %7s %6s %6s %6s %8s %9s\n",

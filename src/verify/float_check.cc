@@ -8,6 +8,7 @@
 #include <mutex>
 #include <memory>
 
+#include "support/format.h"
 #include "verify/interpret.h"
 #include "verify/overflow.h"
 #include "support/memory.h"
@@ -44,12 +45,6 @@ double rel_err(const HostTensor<T>& x, const HostTensor<double>& ref) {
   }
   if (!std::isfinite(num)) return std::nan("");
   return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
-}
-
-std::string fmt_g(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", x);
-  return buf;
 }
 
 std::string fmt_scale(double s) { return "1/" + std::to_string(static_cast<int>(1 / s)); }
@@ -261,7 +256,7 @@ FloatReport float_check(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
           rep.float64_mismatch = true;
           rep.note += std::string(rep.note.empty() ? "" : "; ") + "output '" + t.name +
                       "': the candidate's float64 run differs from the reference's by " +
-                      fmt_g(e64) + " (> " + fmt_g(kFloat64Tolerance) + ")";
+                      fmt_g3(e64) + " (> " + fmt_g3(kFloat64Tolerance) + ")";
         }
       }
     }

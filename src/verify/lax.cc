@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+
+#include "support/format.h"
 
 namespace mugraph::verify {
 namespace {
@@ -269,12 +270,6 @@ struct Walker {
   }
 };
 
-std::string fmt(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", x);
-  return buf;
-}
-
 }  // namespace
 
 LaxInfo classify_lax(const ir::KernelGraph& g) {
@@ -331,17 +326,17 @@ TestBound test_bound(const LaxInfo& ref, const LaxInfo& cand, const std::vector<
     b.k = k, b.d = d, b.vacuous = false;
     if (!exp) {
       b.epsilon = d / p * (lw + 1 < lq ? d / q : 1.0);
-      b.note = "Schwartz-Zippel in Z_p and Z_q, degree " + fmt(d);
+      b.note = "Schwartz-Zippel in Z_p and Z_q, degree " + fmt_g3(d);
       if (!(lw + 1 < lp)) {  // also when lw is not a number
         b.vacuous = true;
-        b.note = "coefficients may reach p (2^" + fmt(lw) + ")";
+        b.note = "coefficients may reach p (2^" + fmt_g3(lw) + ")";
       }
     } else {
       b.epsilon = 8 * d * std::pow(k, 4) / q + std::pow(q, -1.0 / (k * k));
-      b.note = "Theorem 2 with k = " + fmt(k) + " exp terms, degree d = " + fmt(d);
+      b.note = "Theorem 2 with k = " + fmt_g3(k) + " exp terms, degree d = " + fmt_g3(d);
       if (!(lw + 1 < lq) && b.epsilon < 1) {  // also when lw is not a number
         b.vacuous = true;
-        b.note = "coefficients up to 2^" + fmt(lw) + ": Theorem 2 needs q > 2w";
+        b.note = "coefficients up to 2^" + fmt_g3(lw) + ": Theorem 2 needs q > 2w";
       }
     }
     const double n = ref.sqrt_evaluations + cand.sqrt_evaluations;
@@ -355,7 +350,7 @@ TestBound test_bound(const LaxInfo& ref, const LaxInfo& cand, const std::vector<
     }
     if (!b.vacuous && !(b.epsilon >= 0 && b.epsilon < 1)) {  // NaN is vacuous too
       b.vacuous = true;
-      b.note += ": per-test bound " + fmt(b.epsilon) + " >= 1";
+      b.note += ": per-test bound " + fmt_g3(b.epsilon) + " >= 1";
     }
     if (b.vacuous || b.epsilon > worst.epsilon) {
       if (!worst.vacuous) worst = b;

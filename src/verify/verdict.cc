@@ -1,19 +1,11 @@
 #include "verify/verifier.h"
 
-#include <cstdio>
 #include <sstream>
+
+#include "support/format.h"
 
 // Verdicts as words and as the text `mugraph verify` prints; the checks are in verifier.cc.
 namespace mugraph::verify {
-namespace {
-
-std::string fmt(double x) {  // 3 significant digits
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", x);
-  return buf;
-}
-
-}  // namespace
 
 std::string_view verdict_name(VerdictKind k) {
   switch (k) {
@@ -43,13 +35,13 @@ std::string format_verdict(const Verdict& v, const ir::KernelGraph& ref, const i
     if (v.bound.vacuous)
       o << "delta: no bound (" << v.bound.note << ")\n";
     else if (v.delta_achieved >= 0)
-      o << "delta: " << fmt(v.delta_achieved) << " achieved (per test " << fmt(v.bound.epsilon) << ", "
+      o << "delta: " << fmt_g3(v.delta_achieved) << " achieved (per test " << fmt_g3(v.bound.epsilon) << ", "
         << v.bound.note << ")\n";
   }
   if (v.float_checked) {
     for (const auto& e : v.floats.outputs)
-      o << "float: output '" << e.name << "' reference error " << fmt(e.ref_err) << ", candidate error "
-        << fmt(e.cand_err) << " (limit " << fmt(e.limit) << ") " << (e.ok ? "ok" : "REJECTED") << "\n";
+      o << "float: output '" << e.name << "' reference error " << fmt_g3(e.ref_err) << ", candidate error "
+        << fmt_g3(e.cand_err) << " (limit " << fmt_g3(e.limit) << ") " << (e.ok ? "ok" : "REJECTED") << "\n";
     if (!v.floats.note.empty()) o << "float: " << v.floats.note << "\n";
   }
   if (!v.permutation.empty()) {
@@ -59,7 +51,7 @@ std::string format_verdict(const Verdict& v, const ir::KernelGraph& ref, const i
         << cand.tensor(cand.outputs[static_cast<size_t>(v.permutation[i])]).name << "' (#" << v.permutation[i] << ")";
     o << "\n";
   }
-  o << "time: " << fmt(v.seconds) << " s\n";
+  o << "time: " << fmt_g3(v.seconds) << " s\n";
   return o.str();
 }
 

@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <tuple>
 
+#include "support/format.h"
 #include "support/memory.h"
 #include "verify/field_eval.h"
 #include "verify/interface.h"
@@ -260,12 +260,6 @@ Round every_entry_round(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
   return r;
 }
 
-std::string fmt(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3g", x);
-  return buf;
-}
-
 // Runs rounds until `n` pass (or one fails); zero divisors are redrawn.
 Round run_tests(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const VerifyOptions& o,
                 SqrtMode sm, const std::vector<Box>& want, std::vector<int>& perm, Rng& rng,
@@ -358,11 +352,11 @@ void finish_certify(const ir::KernelGraph& ref, const ir::KernelGraph& cand, con
     v.summary = "passed " + std::to_string(v.tests) + " field tests; no bound (" + v.bound.note + ")";
   } else if (!(v.delta_achieved <= o.delta)) {
     v.kind = VerdictKind::kPassed;
-    v.summary = "passed " + std::to_string(v.tests) + " field tests; delta " + fmt(v.delta_achieved) +
-                " not below the requested " + fmt(o.delta) + " (test cap)";
+    v.summary = "passed " + std::to_string(v.tests) + " field tests; delta " + fmt_g3(v.delta_achieved) +
+                " not below the requested " + fmt_g3(o.delta) + " (test cap)";
   } else {
     v.kind = VerdictKind::kVerified;
-    v.summary = "verified: false-accept probability <= " + fmt(v.delta_achieved);
+    v.summary = "verified: false-accept probability <= " + fmt_g3(v.delta_achieved);
   }
 }
 
@@ -567,10 +561,10 @@ bool certify_group_ring(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
       b.k = r.worst.m;
       b.d = r.worst.d_exp;
       b.vacuous = !(b.epsilon < 1);
-      b.note = "group ring Z_p[Z_q], p and q random primes >= 2^61: per entry <= " + fmt(r.worst.m) +
-               " exp terms, exponent degree " + fmt(r.worst.d_exp) + ", coefficient degree " +
-               fmt(r.worst.d_coef) + (n_sqrt > 0 ? ", " + fmt(n_sqrt) + " sqrt symbols" : "");
-      if (b.vacuous) b.note += ": per-test bound " + fmt(b.epsilon) + " >= 1";
+      b.note = "group ring Z_p[Z_q], p and q random primes >= 2^61: per entry <= " + fmt_g3(r.worst.m) +
+               " exp terms, exponent degree " + fmt_g3(r.worst.d_exp) + ", coefficient degree " +
+               fmt_g3(r.worst.d_coef) + (n_sqrt > 0 ? ", " + fmt_g3(n_sqrt) + " sqrt symbols" : "");
+      if (b.vacuous) b.note += ": per-test bound " + fmt_g3(b.epsilon) + " >= 1";
       v.bound = b;
       n = b.vacuous ? o.no_bound_tests : std::min(tests_needed(b.epsilon, o.delta), o.max_tests);
     }
@@ -754,7 +748,7 @@ Verdict check(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const Ver
     v.cut = e.what();
     v.summary = std::string("inconclusive: cut by the ") + (e.cancelled ? "interrupt (Ctrl-C)" : "time budget") +
                 " after " + std::to_string(v.tests) + " passed test(s), " +
-                fmt(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) + " s";
+                fmt_g3(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()) + " s";
     v.float_checked = false;
   }
   v.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
