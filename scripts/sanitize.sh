@@ -6,7 +6,7 @@
 #
 # Any sanitizer report fails: undefined behaviour aborts (-fno-sanitize-recover), and every
 # report, leaks included, exits with code 86, which no test (the CLI tests check exit codes)
-# expects. No suppressions are needed: Z3, libgtest and libgomp are uninstrumented system
+# expects. No suppressions are needed: Z3, Abseil, libgtest and libgomp are uninstrumented system
 # libraries and report nothing; the kernels the CPU backend JIT-compiles are built by the system
 # compiler without sanitizers and dlopened (from the shared compile cache) as in a normal build.
 #

@@ -2,7 +2,8 @@
 # GPU benchmark and GPU tests (issue 6), in one device call. Two steps:
 #
 #   bench/gpu/run.sh --pack          here (no GPU needed): build, then copy the stripped
-#                                    mugraph and gpu_test binaries and libz3 into .gpu/
+#                                    mugraph and gpu_test binaries, libz3 and Abseil's
+#                                    shared libraries into .gpu/
 #                                    (git-ignored), for the device tool to carry
 #   bash bench/gpu/run.sh [--time-budget S] [--runs N] [--target h100|h200]
 #                         [--test-filter GTEST_FILTER] [--step-timeout S] [--only "NAME ..."]
@@ -40,7 +41,7 @@ if [ "${1:-}" = "--pack" ]; then
   for l in $(ldd "$root/build/mugraph" | awk '/libabsl/ {print $3}'); do cp -L "$l" "$root/.gpu/lib/"; done
   # For --python: the libraries the extension links (no debug info), in link order.
   mkdir -p "$root/.gpu/static"
-  for l in driver search runtime codegen opt expr verify ir target support; do
+  for l in driver rewrite search runtime codegen opt expr verify ir target support; do
     strip --strip-debug -o "$root/.gpu/static/libmg_$l.a" "$root/build/src/$l/libmg_$l.a"
   done
   cp -L /usr/lib/x86_64-linux-gnu/libsqlite3.so.0 "$root/.gpu/lib/"
@@ -144,10 +145,11 @@ if [ "$python" = 1 ]; then
     -isystem "$(python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])")" \
     -isystem "$(python3 -c "import pybind11; print(pybind11.get_include())")" \
     "$root/python/src/module.cc" -o "$py/mugraph/_mugraph$ext" "$s/libmg_driver.a" \
+    "$s/libmg_rewrite.a" \
     -L"$root/.gpu/lib" -l:libsqlite3.so.0 "$s/libmg_search.a" "$s/libmg_runtime.a" \
     "$s/libmg_codegen.a" "$s/libmg_opt.a" "$s/libmg_expr.a" -l:libz3.so.4 "$s/libmg_verify.a" \
     "$s/libmg_ir.a" "$s/libmg_target.a" "$s/libmg_support.a" \
-    $(cd "$root/.gpu/lib" && for l in libabsl*; do printf -- '-l:%s ' "$l"; done) -ldl
+    $(cd "$root/.gpu/lib" && for l in libabsl*.so*; do [ -e "$l" ] && printf -- '-l:%s ' "$l"; done) -ldl
   set +e
   PYTHONPATH="$py" timeout "$step" python3 -m pytest -q -s -rs -p no:cacheprovider \
     "$root/python/tests/test_cuda.py" 2>&1 | tee "$out/pytest_cuda.log"

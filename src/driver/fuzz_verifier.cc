@@ -392,8 +392,8 @@ std::string format_fuzz_report(const FuzzReport& r) {
   std::ostringstream o;
   char buf[256];
   o << "verifier fuzz: seed " << r.options.seed << ", " << r.options.trials << " trials, "
-    << fmt_g3(r.seconds) << " s (slowest trial " << r.slowest_trial << ": " << fmt_g3(r.slowest_seconds)
-    << " s)\n";
+    << fmt_g3(r.seconds) << " s (slowest trial " << r.slowest_trial << ": "
+    << fmt_g3(r.slowest_seconds) << " s)\n";
   o << "FA: false accepts (scrFA: of which scrMiss sampling misses), FR: false rejects\n";
   std::snprintf(buf, sizeof buf, "%-14s %7s %7s %7s %9s %7s %9s %6s %7s %6s %6s %6s %8s %9s\n",
                 "kind", "trials", "no-site", "invalid", "undecided", "equal", "different",
