@@ -69,7 +69,7 @@ ClassId EGraph::add_expr(Expr e) {
 ClassId EGraph::add_expr(Expr e, ExprMemo& done) {
   // No merge happens while adding, so a class found for a subterm stays canonical.
   if (auto it = done.find(e); it != done.end()) return it->second;
-  ENode n{e->kind, e->k, 0, kNoClass, kNoClass};
+  ENode n{.k = e->k, .kind = e->kind};
   if (e->kind == ExprKind::kInput) n.name = intern_name(e->name);
   if (e->a) n.a = add_expr(e->a, done);
   if (e->b) n.b = add_expr(e->b, done);
@@ -152,7 +152,7 @@ std::optional<ClassId> EGraph::lookup(Expr e, ExprMemo* done) const {
     if (auto it = done->find(e); it != done->end())
       return it->second == kNoClass ? std::nullopt : std::optional<ClassId>(it->second);
   auto find_node = [&]() -> std::optional<ClassId> {
-    ENode n{e->kind, e->k, 0, kNoClass, kNoClass};
+    ENode n{.k = e->k, .kind = e->kind};
     if (e->kind == ExprKind::kInput) {
       auto it = name_ids_.find(std::string(e->name));
       if (it == name_ids_.end()) return std::nullopt;
@@ -428,7 +428,7 @@ ClassId instantiate(EGraph& g, const Pattern& p, const Subst& s) {
     MG_CHECK(c != kNoClass, "unbound pattern variable");
     return c;
   }
-  ENode n{p.kind, 0, 0, kNoClass, kNoClass};
+  ENode n{.kind = p.kind};
   if (p.kind == ExprKind::kSum) n.k = eval_count(p.count, s);
   if (p.kind == ExprKind::kApply) n.k = p.op;
   if (p.args.size() > 0) n.a = instantiate(g, p.args[0], s);

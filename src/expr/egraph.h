@@ -30,9 +30,9 @@ namespace mugraph::expr {
 using ClassId = uint32_t;
 inline constexpr ClassId kNoClass = UINT32_MAX;
 
-struct ENode {
-  ExprKind kind = ExprKind::kOne;
+struct ENode {  // 24 bytes (the hash-consing table holds one per node)
   int64_t k = 0;       // sum count / ir::OpKind
+  ExprKind kind = ExprKind::kOne;
   uint32_t name = 0;   // input name index (kInput)
   ClassId a = kNoClass, b = kNoClass;
   bool operator==(const ENode&) const = default;
