@@ -39,10 +39,11 @@ if [ "${1:-}" = "--pack" ]; then
   cp -L "$(ldd "$root/build/mugraph" | awk '/libz3/ {print $3}')" "$root/.gpu/lib/"
   # Abseil's shared libraries (the e-graph's table), which the GPU machine may lack.
   for l in $(ldd "$root/build/mugraph" | awk '/libabsl/ {print $3}'); do cp -L "$l" "$root/.gpu/lib/"; done
-  # For --python: the libraries the extension links (no debug info), in link order.
+  # For --python: every library of the build (no debug info), linked as one group, so a new
+  # layer cannot be left out (a fixed list once missed libmg_rewrite.a: the import failed).
   mkdir -p "$root/.gpu/static"
-  for l in driver rewrite search runtime codegen opt expr verify ir target support; do
-    strip --strip-debug -o "$root/.gpu/static/libmg_$l.a" "$root/build/src/$l/libmg_$l.a"
+  for a in "$root"/build/src/*/libmg_*.a; do
+    strip --strip-debug -o "$root/.gpu/static/$(basename "$a")" "$a"
   done
   cp -L /usr/lib/x86_64-linux-gnu/libsqlite3.so.0 "$root/.gpu/lib/"
   echo "$root" > "$root/.gpu/built_at"
@@ -144,11 +145,9 @@ if [ "$python" = 1 ]; then
   timeout "$step" g++ -std=c++20 -O1 -fPIC -shared -fvisibility=hidden -I"$root/src" \
     -isystem "$(python3 -c "import sysconfig; print(sysconfig.get_paths()['include'])")" \
     -isystem "$(python3 -c "import pybind11; print(pybind11.get_include())")" \
-    "$root/python/src/module.cc" -o "$py/mugraph/_mugraph$ext" "$s/libmg_driver.a" \
-    "$s/libmg_rewrite.a" \
-    -L"$root/.gpu/lib" -l:libsqlite3.so.0 "$s/libmg_search.a" "$s/libmg_runtime.a" \
-    "$s/libmg_codegen.a" "$s/libmg_opt.a" "$s/libmg_expr.a" -l:libz3.so.4 "$s/libmg_verify.a" \
-    "$s/libmg_ir.a" "$s/libmg_target.a" "$s/libmg_support.a" \
+    "$root/python/src/module.cc" -o "$py/mugraph/_mugraph$ext" \
+    -Wl,--start-group "$s"/libmg_*.a -Wl,--end-group \
+    -L"$root/.gpu/lib" -l:libsqlite3.so.0 -l:libz3.so.4 \
     $(cd "$root/.gpu/lib" && for l in libabsl*.so*; do [ -e "$l" ] && printf -- '-l:%s ' "$l"; done) -ldl
   set +e
   PYTHONPATH="$py" timeout "$step" python3 -m pytest -q -s -rs -p no:cacheprovider \
