@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "support/deadline.h"
 
@@ -34,6 +35,41 @@ void normalize(Poly& x) {
     if (c != 0) x[w++] = {e, c};
   }
   x.resize(w);
+}
+
+// normalize for a finished sum (add_into's appended terms). Sorting by exponent depends only on
+// the sequence of exponents, and the entries of one row of an accumulated matmul repeat the
+// same sequence (the exp side fixes the exponents, the exp-free side only the coefficients): the
+// last sequence and its sorting order are kept per thread, and a sum with the same sequence is
+// merged in that order (one pass instead of a sort; coefficients of equal exponents add in
+// another order, which in Z_p is the same sum).
+void normalize_sum(Poly& x) {
+  constexpr size_t kMinCached = 32, kMaxCached = size_t{1} << 16;
+  const size_t n = x.size();
+  if (n < kMinCached || n > kMaxCached) return normalize(x);
+  thread_local std::vector<uint64_t> last_e;
+  thread_local std::vector<uint32_t> order;
+  bool same = n == last_e.size();
+  for (size_t i = 0; same && i < n; ++i) same = x[i].e == last_e[i];
+  if (!same) {
+    last_e.resize(n);
+    for (size_t i = 0; i < n; ++i) last_e[i] = x[i].e;
+    std::vector<std::pair<uint64_t, uint32_t>> keyed(n);
+    for (size_t i = 0; i < n; ++i) keyed[i] = {x[i].e, static_cast<uint32_t>(i)};
+    std::sort(keyed.begin(), keyed.end());
+    order.resize(n);
+    for (size_t i = 0; i < n; ++i) order[i] = keyed[i].second;
+  }
+  const uint64_t p = fp().p;
+  Poly r;
+  r.reserve(n);
+  for (size_t i = 0; i < n;) {
+    const uint64_t e = x[order[i]].e;
+    uint64_t c = 0;
+    for (; i < n && x[order[i]].e == e; ++i) c = detail::add_mod(c, x[order[i]].c, p);
+    if (c != 0) r.push_back({e, c});
+  }
+  x = std::move(r);
 }
 
 // a + b (or a - b), both normalized.
@@ -396,7 +432,7 @@ void Arith<GR>::add_into(GR& acc, const GR& x) {
 
 void Arith<GR>::finish_sum(GR& acc) {
   if (!acc.open) return;
-  normalize(*acc.num);
+  normalize_sum(*acc.num);
   acc.open = false;
   acc.meta.zero = false;
   if (over_limit(acc.num->size())) acc.num->clear();
