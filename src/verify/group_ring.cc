@@ -39,9 +39,10 @@ void normalize(Poly& x) {
 
 // normalize for a finished sum (add_into's appended terms). Sorting by exponent depends only on
 // the sequence of exponents, and the entries of one row of an accumulated matmul repeat the
-// same sequence (the exp side fixes the exponents, the exp-free side only the coefficients): the
-// last sequence and its sorting order are kept per thread, and a sum with the same sequence is
-// merged in that order (one pass instead of a sort; coefficients of equal exponents add in
+// same sequence (the exp side fixes the exponents, the exp-free side only the coefficients; a
+// zero coefficient changes the sequence, which only misses the cache): the last sequence and
+// its sorting order are kept per thread, and a sum with the same sequence is merged in that
+// order (a comparison and a merge instead of a sort; coefficients of equal exponents add in
 // another order, which in Z_p is the same sum).
 void normalize_sum(Poly& x) {
   constexpr size_t kMinCached = 32, kMaxCached = size_t{1} << 16;
@@ -52,13 +53,14 @@ void normalize_sum(Poly& x) {
   bool same = n == last_e.size();
   for (size_t i = 0; same && i < n; ++i) same = x[i].e == last_e[i];
   if (!same) {
-    last_e.resize(n);
-    for (size_t i = 0; i < n; ++i) last_e[i] = x[i].e;
+    last_e.clear();  // no stale pairing of sequence and order if an allocation below throws
     std::vector<std::pair<uint64_t, uint32_t>> keyed(n);
     for (size_t i = 0; i < n; ++i) keyed[i] = {x[i].e, static_cast<uint32_t>(i)};
     std::sort(keyed.begin(), keyed.end());
     order.resize(n);
     for (size_t i = 0; i < n; ++i) order[i] = keyed[i].second;
+    last_e.resize(n);
+    for (size_t i = 0; i < n; ++i) last_e[i] = x[i].e;
   }
   const uint64_t p = fp().p;
   Poly r;

@@ -98,6 +98,13 @@ uint64_t at_root(const GR& x, uint64_t w, const FieldParams& f) {
   return v;
 }
 
+// A normalized polynomial (group_ring.h): exponents strictly increasing, coefficients in (0, p).
+bool normalized(const Poly& x, const FieldParams& f) {
+  for (size_t i = 0; i < x.size(); ++i)
+    if (x[i].c == 0 || x[i].c >= f.p || (i > 0 && x[i - 1].e >= x[i].e)) return false;
+  return true;
+}
+
 // The group-ring evaluation, mapped onto the root-of-unity field, equals that field's own
 // evaluation (a separate code path: w^x per exp, exact division), entry by entry.
 void expect_maps_onto_field(const std::string& text, uint64_t seed) {
@@ -123,9 +130,16 @@ void expect_maps_onto_field(const std::string& text, uint64_t seed) {
     const auto& fv = field[o].data.data;
     const auto& rv = ring[o]->data.data;
     ASSERT_EQ(fv.size(), rv.size());
-    int wrong = 0;
-    for (size_t i = 0; i < fv.size(); ++i) wrong += at_root(rv[i], w, f) != fv[i].p;
+    int wrong = 0, unnormalized = 0;
+    for (size_t i = 0; i < fv.size(); ++i) {
+      wrong += at_root(rv[i], w, f) != fv[i].p;
+      if (rv[i].exp_free()) continue;
+      unnormalized += !normalized(*rv[i].num, f);
+      if (rv[i].den)
+        for (const Factor& d : *rv[i].den) unnormalized += !normalized(*d.poly, f);
+    }
     EXPECT_EQ(wrong, 0) << "output " << o << " of\n" << text;
+    EXPECT_EQ(unnormalized, 0) << "output " << o << " of\n" << text;
   }
 }
 
