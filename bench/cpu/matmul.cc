@@ -1,9 +1,10 @@
 // The CPU device library's matmul alone (runtime/cpu/mugraph_cpu.h, mg::matmul_parallel) on f16
 // operands and output, the shapes its comments quote: min of N calls after a warm-up, GFLOP/s,
 // and a spot check against double-precision sums. Built by bench/cpu/matmul.sh with the host's
-// ISA, as the CPU JIT builds kernels.
+// ISA, as the CPU JIT builds kernels. --b-offset BYTES puts B that many bytes past a 64-byte
+// boundary (a NumPy array is 16-byte aligned; the library's own buffers are 64-byte aligned).
 //
-//   matmul [--runs N] M N K [M N K ...]
+//   matmul [--runs N] [--b-offset BYTES] M N K [M N K ...]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -30,15 +31,21 @@ T* aligned(size_t n) {
 
 int main(int argc, char** argv) {
   int runs = 30, i = 1;
-  if (argc > 2 && std::strcmp(argv[1], "--runs") == 0) runs = std::atoi(argv[2]), i = 3;
-  if ((argc - i) % 3 != 0 || argc == i) {
-    std::fprintf(stderr, "usage: matmul [--runs N] M N K [M N K ...]\n");
+  int64_t b_offset = 0;
+  for (; i + 1 < argc && std::strncmp(argv[i], "--", 2) == 0; i += 2) {
+    if (std::strcmp(argv[i], "--runs") == 0) runs = std::atoi(argv[i + 1]);
+    else if (std::strcmp(argv[i], "--b-offset") == 0) b_offset = std::atol(argv[i + 1]);
+    else break;
+  }
+  if ((argc - i) % 3 != 0 || argc == i || b_offset < 0 || b_offset % 2 != 0) {
+    std::fprintf(stderr, "usage: matmul [--runs N] [--b-offset EVEN_BYTES] M N K [M N K ...]\n");
     return 1;
   }
-  std::printf("%6s %6s %6s %12s %10s %10s\n", "M", "N", "K", "min-us", "GFLOP/s", "max-err");
+  std::printf("%6s %6s %6s %12s %10s %10s %6s\n", "M", "N", "K", "min-us", "GFLOP/s", "max-err", "b-off");
   for (; i + 2 < argc; i += 3) {
     const int64_t m = std::atol(argv[i]), n = std::atol(argv[i + 1]), k = std::atol(argv[i + 2]);
-    mg::f16 *a = aligned<mg::f16>(m * k), *b = aligned<mg::f16>(k * n), *c = aligned<mg::f16>(m * n);
+    mg::f16* const b_block = aligned<mg::f16>(k * n + b_offset / 2);
+    mg::f16 *a = aligned<mg::f16>(m * k), *b = b_block + b_offset / 2, *c = aligned<mg::f16>(m * n);
     std::mt19937 g(1);
     std::uniform_real_distribution<float> u(-1, 1);
     for (int64_t j = 0; j < m * k; ++j) a[j] = mg::st<mg::f16>(u(g));
@@ -61,10 +68,11 @@ int main(int argc, char** argv) {
         }
         err = std::max(err, std::fabs(s - mg::ld(c[r * n + col])) / mag);
       }
-    std::printf("%6ld %6ld %6ld %12.1f %10.1f %10.2g\n", static_cast<long>(m), static_cast<long>(n),
-                static_cast<long>(k), best * 1e6, 2.0 * m * n * k / best / 1e9, err);
+    std::printf("%6ld %6ld %6ld %12.1f %10.1f %10.2g %6ld\n", static_cast<long>(m), static_cast<long>(n),
+                static_cast<long>(k), best * 1e6, 2.0 * m * n * k / best / 1e9, err,
+                static_cast<long>(b_offset));
     std::free(a);
-    std::free(b);
+    std::free(b_block);
     std::free(c);
   }
   return 0;

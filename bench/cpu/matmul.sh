@@ -2,13 +2,15 @@
 # The CPU matmul alone (bench/cpu/matmul.cc) on the shapes runtime/cpu/mugraph_cpu.h quotes, beside
 # this CPU's f32 FMA peak (bench/cpu/peak.cc), in one run. Results: bench/results/cpu.md.
 #
-#   bench/cpu/matmul.sh [--runs N] [M N K ...]
+#   bench/cpu/matmul.sh [--runs N] [--b-offset BYTES] [M N K ...]
+# --b-offset: B starts that many bytes past a 64-byte boundary (as a NumPy array's may).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="${BUILD_DIR:-$root/build}/bench_cpu"
 mkdir -p "$out"
 runs=(--runs 30)
 if [ "${1:-}" = "--runs" ]; then runs=(--runs "$2"); shift 2; fi
+if [ "${1:-}" = "--b-offset" ]; then runs+=(--b-offset "$2"); shift 2; fi
 [ $# -gt 0 ] || set -- 16 4096 4096  8 4096 4096  1 4096 4096  16 4096 256  16 4096 272  16 256 4096  32 4096 1024  64 4096 1024  256 1024 1024
 g++ -std=c++20 -O3 -march=native -fopenmp -I"$root/src/runtime/cpu" "$root/bench/cpu/matmul.cc" -o "$out/matmul"
 g++ -O3 -march=native -fopenmp "$root/bench/cpu/peak.cc" -o "$out/peak"
