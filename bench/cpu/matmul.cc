@@ -32,12 +32,13 @@ T* aligned(size_t n) {
 int main(int argc, char** argv) {
   int runs = 30, i = 1;
   int64_t b_offset = 0;
+  bool unknown = false;
   for (; i + 1 < argc && std::strncmp(argv[i], "--", 2) == 0; i += 2) {
     if (std::strcmp(argv[i], "--runs") == 0) runs = std::atoi(argv[i + 1]);
     else if (std::strcmp(argv[i], "--b-offset") == 0) b_offset = std::atol(argv[i + 1]);
-    else break;
+    else unknown = true;
   }
-  if ((argc - i) % 3 != 0 || argc == i || b_offset < 0 || b_offset % 2 != 0) {
+  if (unknown || (argc - i) % 3 != 0 || argc == i || b_offset < 0 || b_offset % 2 != 0) {
     std::fprintf(stderr, "usage: matmul [--runs N] [--b-offset EVEN_BYTES] M N K [M N K ...]\n");
     return 1;
   }

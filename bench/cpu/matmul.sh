@@ -9,8 +9,15 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 out="${BUILD_DIR:-$root/build}/bench_cpu"
 mkdir -p "$out"
 runs=(--runs 30)
-if [ "${1:-}" = "--runs" ]; then runs=(--runs "$2"); shift 2; fi
-if [ "${1:-}" = "--b-offset" ]; then runs+=(--b-offset "$2"); shift 2; fi
+offset=()
+while [ $# -ge 2 ]; do
+  case "$1" in
+    --runs) runs=(--runs "$2"); shift 2 ;;
+    --b-offset) offset=(--b-offset "$2"); shift 2 ;;
+    *) break ;;
+  esac
+done
+runs+=("${offset[@]}")
 [ $# -gt 0 ] || set -- 16 4096 4096  8 4096 4096  1 4096 4096  16 4096 256  16 4096 272  16 256 4096  32 4096 1024  64 4096 1024  256 1024 1024
 g++ -std=c++20 -O3 -march=native -fopenmp -I"$root/src/runtime/cpu" "$root/bench/cpu/matmul.cc" -o "$out/matmul"
 g++ -O3 -march=native -fopenmp "$root/bench/cpu/peak.cc" -o "$out/peak"

@@ -373,8 +373,9 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
     // From the cache line that holds `base`: B need not be 64-byte aligned (a NumPy array is
     // 16-byte aligned), and a run that starts mid-line spans one line more (counting from base
     // itself left each row's last line unfetched: 16 x 4096 x 4096 f16 with B 16 bytes past a
-    // line took 7.5 ms instead of 2.9 ms). Rows whose stride is not whole lines start at other
-    // offsets within a line: one line more covers any of them.
+    // line took 7.2-9.7 ms instead of 3.1-4.6 ms, bench/results/cpu.md). Rows whose stride is
+    // not whole lines start at other offsets within a line: one line more covers any of them
+    // (a row that needs fewer fetches one line it does not read).
     auto stream = [&](const TB* base, int64_t columns, int64_t nrows, int64_t steps) {
       NextBlock n;
       const uintptr_t at = reinterpret_cast<uintptr_t>(base), skew = at % 64;
