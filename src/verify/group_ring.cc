@@ -24,17 +24,22 @@ bool over_limit(size_t n) {
 
 // ---- Polynomials of Z_p[Z_q].
 
-void normalize(Poly& x) {
-  std::sort(x.begin(), x.end(), [](const Term& a, const Term& b) { return a.e < b.e; });
+// Equal exponents of a sorted r combined, zero coefficients dropped (normalize's second half).
+void combine_sorted(Poly& r) {
   const uint64_t p = fp().p;
   size_t w = 0;
-  for (size_t i = 0; i < x.size();) {
+  for (size_t i = 0; i < r.size();) {
     uint64_t c = 0;
-    const uint64_t e = x[i].e;
-    for (; i < x.size() && x[i].e == e; ++i) c = detail::add_mod(c, x[i].c, p);
-    if (c != 0) x[w++] = {e, c};
+    const uint64_t e = r[i].e;
+    for (; i < r.size() && r[i].e == e; ++i) c = detail::add_mod(c, r[i].c, p);
+    if (c != 0) r[w++] = {e, c};
   }
-  x.resize(w);
+  r.resize(w);
+}
+
+void normalize(Poly& x) {
+  std::sort(x.begin(), x.end(), [](const Term& a, const Term& b) { return a.e < b.e; });
+  combine_sorted(x);
 }
 
 // normalize for a finished sum (add_into's appended terms). Sorting by exponent depends only on
@@ -103,11 +108,49 @@ Poly scaled(const Poly& a, uint64_t c) {
   return r;
 }
 
+// a b for a short `small` (silu's 1 + exp(-x) has two terms): each term y of small adds y.e to
+// big's exponents mod q, which keeps big's order except where the sum wraps past q, so y gives
+// two sorted runs; the 2 |small| runs are merged pairwise (n log(runs) steps instead of sorting
+// all n = |big| |small| products, n log n), then equal exponents combine as in normalize.
+Poly multiply_by_short(const Poly& big, const Poly& small) {
+  const PreparedField& f = fp();
+  const auto by_e = [](const Term& x, const Term& y) { return x.e < y.e; };
+  Poly r(big.size() * small.size());
+  std::vector<size_t> bounds{0};  // run k is r[bounds[k], bounds[k + 1])
+  size_t w = 0;
+  for (const Term& y : small) {
+    const uint64_t lim = f.q - y.e;  // x.e + y.e >= q exactly when x.e >= lim (y.e < q)
+    const auto wraps = std::lower_bound(big.begin(), big.end(), Term{lim, 0}, by_e);
+    for (auto x = wraps; x != big.end(); ++x) r[w++] = {x->e - lim, f.bp.mul(x->c, y.c)};
+    bounds.push_back(w);
+    for (auto x = big.begin(); x != wraps; ++x) r[w++] = {x->e + y.e, f.bp.mul(x->c, y.c)};
+    bounds.push_back(w);
+  }
+  Poly tmp(r.size());
+  while (bounds.size() > 2) {
+    std::vector<size_t> next{0};
+    for (size_t k = 0; k + 1 < bounds.size(); k += 2) {
+      const size_t lo = bounds[k], mid = bounds[k + 1], hi = k + 2 < bounds.size() ? bounds[k + 2] : mid;
+      std::merge(r.begin() + static_cast<std::ptrdiff_t>(lo), r.begin() + static_cast<std::ptrdiff_t>(mid),
+                 r.begin() + static_cast<std::ptrdiff_t>(mid), r.begin() + static_cast<std::ptrdiff_t>(hi),
+                 tmp.begin() + static_cast<std::ptrdiff_t>(lo), by_e);
+      next.push_back(hi);
+    }
+    r.swap(tmp);
+    bounds = std::move(next);
+  }
+  combine_sorted(r);
+  return r;
+}
+
 // a b; sizes are checked by the caller (multiply_checked).
 Poly multiply(const Poly& a, const Poly& b) {
   if (a.empty() || b.empty()) return {};
   if (b.size() == 1 && b[0].e == 0) return scaled(a, b[0].c);
   if (a.size() == 1 && a[0].e == 0) return scaled(b, a[0].c);
+  constexpr size_t kShort = 8, kLong = 64;  // where merging runs beats one sort (see above)
+  if (a.size() >= kLong && b.size() <= kShort) return multiply_by_short(a, b);
+  if (b.size() >= kLong && a.size() <= kShort) return multiply_by_short(b, a);
   const PreparedField& f = fp();
   Poly r;
   r.reserve(a.size() * b.size());
