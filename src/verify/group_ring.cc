@@ -111,7 +111,9 @@ Poly scaled(const Poly& a, uint64_t c) {
 // a b for a short `small` (silu's 1 + exp(-x) has two terms): each term y of small adds y.e to
 // big's exponents mod q, which keeps big's order except where the sum wraps past q, so y gives
 // two sorted runs; the 2 |small| runs are merged pairwise (n log(runs) steps instead of sorting
-// all n = |big| |small| products, n log n), then equal exponents combine as in normalize.
+// all n = |big| |small| products, n log n), then equal exponents combine as in normalize. Both
+// must be normalized (every caller's are: an open accumulator is never multiplied), unlike the
+// sorting path, which takes any order.
 Poly multiply_by_short(const Poly& big, const Poly& small) {
   const PreparedField& f = fp();
   const auto by_e = [](const Term& x, const Term& y) { return x.e < y.e; };
