@@ -24,7 +24,7 @@ bool over_limit(size_t n) {
 
 // ---- Polynomials of Z_p[Z_q].
 
-// Equal exponents of a sorted r combined, zero coefficients dropped (normalize's second half).
+// Equal exponents of a sorted r combined, zero coefficients dropped.
 void combine_sorted(Poly& r) {
   const uint64_t p = fp().p;
   size_t w = 0;
@@ -67,15 +67,9 @@ void normalize_sum(Poly& x) {
     last_e.resize(n);
     for (size_t i = 0; i < n; ++i) last_e[i] = x[i].e;
   }
-  const uint64_t p = fp().p;
-  Poly r;
-  r.reserve(n);
-  for (size_t i = 0; i < n;) {
-    const uint64_t e = x[order[i]].e;
-    uint64_t c = 0;
-    for (; i < n && x[order[i]].e == e; ++i) c = detail::add_mod(c, x[order[i]].c, p);
-    if (c != 0) r.push_back({e, c});
-  }
+  Poly r(n);
+  for (size_t i = 0; i < n; ++i) r[i] = x[order[i]];
+  combine_sorted(r);
   x = std::move(r);
 }
 
