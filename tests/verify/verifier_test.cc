@@ -359,6 +359,41 @@ output C
   }
 }
 
+// eval_field keeps the input tensors it hashed (per thread) and hands out copies when the same
+// input is demanded on the same box again. Whatever was evaluated before, in other fields,
+// under other keys, on other boxes, every evaluation must see the inputs hashing gives: X and
+// W (same shape, same boxes: only the stream tells them apart) through a product, in two
+// fields and under two keys, on a slice and on the whole tensors, twice over.
+TEST(DemandDriven, KeptInputsAreTheHashedOnesInAnyFieldKeyAndBox) {
+  const ir::KernelGraph g = parse_ok(R"(input X : f32[6, 8]
+input W : f32[6, 8]
+Z = mul(X, W)
+output Z
+)");
+  const ir::Shape& s = g.tensor(g.outputs[0]).type.shape;
+  Box slice;
+  slice.rank = 2;
+  slice.idx[0] = {1, 4};
+  slice.idx[1] = {0, 3, 7};
+  Rng rng(11);
+  const FieldParams other = random_field_params(rng);
+  ASSERT_NE(other.p, FieldParams{}.p);
+  FieldContext first(FieldParams{}, 12345), second(other, random_root_of_unity(other, rng));
+  for (int round = 0; round < 2; ++round)
+    for (FieldContext* ctx : {&first, &second})
+      for (uint64_t key : {7, 8})
+        for (const Box& want : {slice, full_box(s)}) {
+          FieldScope scope(*ctx);
+          const auto whole = interpret<FF>(g, hashed_inputs(g, key));
+          ASSERT_TRUE(whole.ok());
+          const auto got = eval_field(g, {want}, key);
+          const BoxTensor ref{s, full_box(s), (*whole)[0]};
+          EXPECT_EQ(gather(got[0], want).data, gather(ref, want).data)
+              << "round " << round << ", p " << ctx->params.p << ", key " << key << ", "
+              << want.numel() << " entries";
+        }
+}
+
 }  // namespace
 }  // namespace mugraph::verify
 
