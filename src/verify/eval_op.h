@@ -123,6 +123,13 @@ HostTensor<T> eval_op(ir::OpKind op, const ir::OpAttrs& at, const std::vector<co
   const HostTensor<T>& a = *in[0];
   switch (ir::op_info(op).cls) {
     case ir::OpClass::kUnary:
+      if constexpr (requires(std::vector<T>& v) { Arith<T>::sqrt_all(v); }) {
+        if (op == ir::OpKind::kSqrt) {  // all roots at once (Arith<FF>: interleaved powers)
+          out.data = a.data;
+          Arith<T>::sqrt_all(out.data);
+          return out;
+        }
+      }
       for (size_t i = 0; i < a.data.size(); ++i) {
         if ((i & 0xffff) == 0) check_deadline();  // per 64K entries: model-size tensors
         out.data[i] = detail::unary(op, at, a.data[i]);

@@ -67,22 +67,83 @@ uint64_t pow_barrett(uint64_t a, uint64_t e, const Barrett& b) {
   return r;
 }
 
-uint64_t pow_memo(uint64_t a, uint64_t e, const Barrett& b, int table) {
-  constexpr size_t kSlots = size_t{1} << 16;
+namespace {
+constexpr size_t kMemoSlots = size_t{1} << 16;
+// This thread's memo `table` for (m, e), emptied when either changed: (a, a^e) slots, a = ~0
+// marking an empty one.
+std::vector<std::pair<uint64_t, uint64_t>>& memo_slots(uint64_t e, const Barrett& b, int table) {
   struct Memo {
     uint64_t m = 0, e = 0;
-    std::vector<std::pair<uint64_t, uint64_t>> slots;  // (a, a^e); a = ~0 marks an empty slot
+    std::vector<std::pair<uint64_t, uint64_t>> slots;
   };
   thread_local std::array<Memo, 4> memos;
   Memo& t = memos[static_cast<size_t>(table)];
   if (t.m != b.m || t.e != e || t.slots.empty()) {
     t.m = b.m;
     t.e = e;
-    t.slots.assign(kSlots, {~uint64_t{0}, 0});
+    t.slots.assign(kMemoSlots, {~uint64_t{0}, 0});
   }
-  auto& s = t.slots[mix(a) & (kSlots - 1)];
+  return t.slots;
+}
+
+// a[i]^e mod m for kPowLanes values a[i] < m at once, in place: square-and-multiply in
+// Montgomery form with the lanes' independent chains interleaved.
+void pow_lanes(uint64_t* a, uint64_t e, const Montgomery& mg) {
+  uint64_t r[kPowLanes];
+  for (int i = 0; i < kPowLanes; ++i) r[i] = mg.to(1 % mg.m), a[i] = mg.to(a[i]);
+  for (; e; e >>= 1) {
+    if (e & 1)
+      for (int i = 0; i < kPowLanes; ++i) r[i] = mg.mul(r[i], a[i]);
+    for (int i = 0; i < kPowLanes; ++i) a[i] = mg.mul(a[i], a[i]);
+  }
+  for (int i = 0; i < kPowLanes; ++i) a[i] = mg.from(r[i]);
+}
+}  // namespace
+
+uint64_t pow_memo(uint64_t a, uint64_t e, const Barrett& b, int table) {
+  auto& s = memo_slots(e, b, table)[mix(a) & (kMemoSlots - 1)];
   if (s.first != a) s = {a, pow_barrett(a, e, b)};
   return s.second;
+}
+
+Montgomery::Montgomery(uint64_t modulus) : m(modulus) {
+  MG_CHECK(modulus % 2 == 1 && modulus < (uint64_t{1} << 62), "Montgomery needs an odd modulus below 2^62");
+  uint64_t x = modulus;  // 1/m mod 2^3 (m odd); each Newton step doubles the correct bits
+  for (int i = 0; i < 5; ++i) x *= 2 - modulus * x;
+  neg_inv = ~x + 1;
+  const uint64_t r = (~uint64_t{0} % modulus + 1) % modulus;  // 2^64 mod m
+  r2 = mul_mod_exact(r, r, modulus);
+}
+
+void pow_memo_all(uint64_t* a, size_t n, uint64_t e, const Barrett& b, int table) {
+  if (n == 0) return;
+  auto& slots = memo_slots(e, b, table);
+  const Montgomery mg(b.m);
+  uint64_t lane[kPowLanes];
+  size_t at[kPowLanes];
+  int used = 0;
+  auto flush = [&] {
+    for (int i = used; i < kPowLanes; ++i) lane[i] = 1;  // idle lanes raise 1
+    const std::array<uint64_t, kPowLanes> base = std::to_array(lane);
+    pow_lanes(lane, e, mg);
+    for (int i = 0; i < used; ++i) {
+      a[at[i]] = lane[i];
+      slots[mix(base[static_cast<size_t>(i)]) & (kMemoSlots - 1)] = {base[static_cast<size_t>(i)], lane[i]};
+    }
+    used = 0;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    if ((i & 0xffff) == 0xffff) check_deadline();
+    const auto& s = slots[mix(a[i]) & (kMemoSlots - 1)];
+    if (s.first == a[i]) {
+      a[i] = s.second;
+      continue;
+    }
+    lane[used] = a[i];
+    at[used++] = i;
+    if (used == kPowLanes) flush();
+  }
+  if (used > 0) flush();
 }
 
 uint64_t pow_mod(uint64_t a, uint64_t e, uint64_t m) {
@@ -350,6 +411,24 @@ FF Arith<FF>::sqrt(const FF& x) {
   const PreparedField& f = c.prepared;
   return {pow_memo(x.p, (f.p + 1) / 4, f.bp, 2), x.has_q ? pow_memo(x.q, (f.q + 1) / 4, f.bq, 3) : 0,
           x.has_q};
+}
+
+void Arith<FF>::sqrt_all(std::vector<FF>& v) {
+  FieldContext& c = field_context();
+  if (c.sqrt_mode == SqrtMode::kFreshVariable) {
+    for (FF& x : v) x = c.oracle.root(x, c.params);
+    return;
+  }
+  const PreparedField& f = c.prepared;
+  std::vector<uint64_t> ps(v.size()), qs;
+  for (size_t i = 0; i < v.size(); ++i) {
+    ps[i] = v[i].p;
+    if (v[i].has_q) qs.push_back(v[i].q);
+  }
+  pow_memo_all(ps.data(), ps.size(), (f.p + 1) / 4, f.bp, 2);
+  pow_memo_all(qs.data(), qs.size(), (f.q + 1) / 4, f.bq, 3);
+  size_t j = 0;
+  for (size_t i = 0; i < v.size(); ++i) v[i] = {ps[i], v[i].has_q ? qs[j++] : 0, v[i].has_q};
 }
 
 FF Arith<FF>::silu(const FF& x) { return x / (from_rational(1, 1) + exp(zero() - x)); }

@@ -41,6 +41,29 @@ TEST(FiniteField, FastMulModMatchesTheExactOne) {
   }
 }
 
+// Montgomery form (the batched powers): to, mul and from against 128-bit '%' for the same odd
+// moduli, edges included, and a power through it against pow_mod.
+TEST(FiniteField, MontgomeryMulMatchesTheExactOne) {
+  Rng rng(5);
+  for (uint64_t m : {kDefaultP, kDefaultQ, uint64_t{167}, uint64_t{3}, (uint64_t{1} << 62) - 57, (uint64_t{1} << 61) + 1}) {
+    const Montgomery mg(m);
+    const uint64_t edge[] = {0, 1, m - 1, m - 2, m / 2, m / 2 + 1};
+    for (uint64_t a : edge)
+      for (uint64_t b : edge) EXPECT_EQ(mg.from(mg.mul(mg.to(a), mg.to(b))), mul_mod_exact(a, b, m)) << m;
+    for (int i = 0; i < 100000; ++i) {
+      const uint64_t a = rng.below(m), b = rng.below(m);
+      ASSERT_EQ(mg.from(mg.mul(mg.to(a), mg.to(b))), mul_mod_exact(a, b, m)) << a << " * " << b << " mod " << m;
+      ASSERT_EQ(mg.from(mg.to(a)), a) << a << " mod " << m;
+    }
+    std::vector<uint64_t> xs;
+    for (int i = 0; i < 21; ++i) xs.push_back(rng.below(m));
+    std::vector<uint64_t> ys = xs;
+    const uint64_t e = m > 3 ? m - 2 : 5;
+    pow_memo_all(ys.data(), ys.size(), e, Barrett(m), 1);
+    for (size_t i = 0; i < xs.size(); ++i) EXPECT_EQ(ys[i], pow_mod(xs[i], e, m)) << xs[i] << " mod " << m;
+  }
+}
+
 // The lazy accumulators' reduction (matmul, sums) against 128-bit '%': any 64-bit value
 // through Barrett::reduce, any 128-bit value through reduce_u128, for moduli below 2^62.
 TEST(FiniteField, FastReductionsMatchTheExactOnes) {
@@ -138,6 +161,50 @@ TEST_F(FieldOps, ZeroDivisorsAreFlagged) {
   FieldScope scope(ctx);
   (void)(r() / Arith<FF>::zero());
   EXPECT_TRUE(ctx.zero_divisor);
+}
+
+// A tensor's square roots are raised 8 at a time through the memo (eval_op). Against the exact
+// power map (pow_mod): zeros, values repeated within one batch of 8 and across batches, values
+// with no Z_q part, a count that is not a multiple of 8, two fields, a second pass that reads
+// the memo the first one filled, a third on the roots; fresh-variable roots stay the oracle's.
+TEST_F(FieldOps, BatchRootsEqualThePowerMap) {
+  Rng draw(3);
+  const FieldParams other = random_field_params(draw);
+  FieldContext second(other, random_root_of_unity(other, draw));
+  for (FieldContext* c : {&ctx, &second, &ctx}) {
+    FieldScope scope(*c);
+    std::vector<FF> v;
+    for (int i = 0; i < 203; ++i) {
+      FF x = random_ff(c->params, rng);
+      if (i % 9 == 4) x.p = 0;
+      if (i % 11 == 5) x.q = 0;
+      if (i % 6 == 2) x.has_q = false, x.q = 0;
+      if (i % 13 == 7) x = v[static_cast<size_t>(i - 2)];  // again, in the same batch
+      if (i % 50 == 49) x = v[3];                           // again, batches later
+      v.push_back(x);
+    }
+    // Passes: v, v again (from the memo), then v's roots (whose own roots the memo must not
+    // confuse with what it kept for v).
+    std::vector<FF> in = v;
+    for (int pass = 0; pass < 3; ++pass) {
+      std::vector<FF> roots = in;
+      Arith<FF>::sqrt_all(roots);
+      const uint64_t p = c->params.p, q = c->params.q;
+      for (size_t i = 0; i < in.size(); ++i) {
+        const FF want{pow_mod(in[i].p, (p + 1) / 4, p), in[i].has_q ? pow_mod(in[i].q, (q + 1) / 4, q) : 0,
+                      in[i].has_q};
+        EXPECT_EQ(roots[i], want) << "p " << p << ", pass " << pass << ", entry " << i;
+      }
+      if (pass == 1) in = roots;
+    }
+  }
+  FieldContext fresh(FieldParams{}, 0, SqrtMode::kFreshVariable, 77);
+  FieldScope scope(fresh);
+  std::vector<FF> v;
+  for (int i = 0; i < 20; ++i) v.push_back(random_ff(fresh.params, rng));
+  std::vector<FF> roots = v;
+  Arith<FF>::sqrt_all(roots);
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(roots[i], Arith<FF>::sqrt(v[i])) << i;
 }
 
 // Tensor division inverts all divisors at once (eval_op); it must equal element-wise division,
