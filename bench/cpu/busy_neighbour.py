@@ -6,9 +6,10 @@ regions per call) through the package's CPU JIT, with all cores, on a quiet mach
 `taskset -c 0 yes` running on core 0, under mugraph's OpenMP wait setting (GOMP_SPINCOUNT=1000,
 runtime::init_openmp) and under libgomp's own default (GOMP_SPINCOUNT=300000), each case in a
 fresh process (libgomp reads the setting when it loads). Prints the median and p90 of --runs
-calls per case.
+calls per case. --spins S,S,... times other GOMP_SPINCOUNT values as well (each in its own
+process, quiet and busy).
 
-  PYTHONPATH=build/python .venv/bin/python bench/cpu/busy_neighbour.py [--runs N] [FILE.mu ...]
+  PYTHONPATH=build/python .venv/bin/python bench/cpu/busy_neighbour.py [--runs N] [--spins S,...] [FILE.mu ...]
 """
 import argparse
 import json
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import time
 
+MUGRAPH_SPINS = "1000"  # runtime::init_openmp's GOMP_SPINCOUNT (src/runtime/cpu_jit.cc)
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -49,6 +51,7 @@ def main():
     ap.add_argument("files", nargs="*", default=[os.path.join(ROOT, "examples", n) for n in
                                                  ("rms_norm_matmul.mu", "gated_mlp.mu")])
     ap.add_argument("--runs", type=int, default=60)
+    ap.add_argument("--spins", default="", help="more GOMP_SPINCOUNT values to time, comma-separated")
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
@@ -58,9 +61,13 @@ def main():
         sys.exit("busy_neighbour: needs 2 or more cores")
     print("# mugraph CPU kernels beside a busy neighbour, %s, %d cores" %
           (time.strftime("%Y-%m-%d", time.gmtime()), os.cpu_count()))
-    print("# command: bench/cpu/busy_neighbour.py --runs %d; busy = `taskset -c 0 yes`" % a.runs)
+    print("# command: bench/cpu/busy_neighbour.py --runs %d%s; busy = `taskset -c 0 yes`" %
+          (a.runs, " --spins " + a.spins if a.spins else ""))
     print("%-22s %-24s %-6s %10s %10s" % ("uGraph", "OpenMP wait", "load", "median-us", "p90-us"))
-    for label, spin in (("mugraph (spin 1000)", None), ("libgomp default (300000)", "300000")):
+    cases = [("mugraph (spin %s)" % MUGRAPH_SPINS, None)]
+    cases += [("spin %d" % int(v), str(int(v))) for v in a.spins.split(",") if v.strip()]
+    cases.append(("libgomp default (300000)", "300000"))
+    for label, spin in cases:
         for busy in (False, True):
             env = dict(os.environ)
             env.pop("OMP_WAIT_POLICY", None)
