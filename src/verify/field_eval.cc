@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "support/deadline.h"
+#include "support/memory.h"
 #include "verify/demand.h"
 #include "verify/interpret.h"
 
@@ -103,26 +104,36 @@ BoxTensor hashed_input(const ir::Shape& shape, const Box& box, uint64_t key, uin
   return t;
 }
 
+int64_t& input_memo_hits_here() {
+  thread_local int64_t hits = 0;
+  return hits;
+}
+
 // hashed_input through a per-thread memo of the last kMemoSlots tensors it made (at most
-// kMemoEntries values in all; a larger one is not kept). A search screens every candidate with
+// kMemoEntries values in all, and at most 1/128 of the memory budget: with 16 threads the memos
+// hold at most 1/8 of it; a larger tensor is not kept). A search screens every candidate with
 // the same draw (one key, one field), and the candidates' demanded boxes of an input mostly
 // repeat: a copy of the kept tensor replaces hashing every entry again (QKNorm's screens spent
 // ~12% of their time in hashed_input). The values are a function of (p, q, key, stream, shape,
-// box) alone, all compared here, so a kept tensor is the one hashed_input would make.
+// box) alone, all compared here, so a kept tensor is the one hashed_input would make. (Certify
+// draws a new key per test, so there the memo only costs a copy per input.)
 BoxTensor memo_hashed_input(const ir::Shape& shape, const Box& box, uint64_t key, uint64_t stream) {
   constexpr size_t kMemoSlots = 8;
-  constexpr int64_t kMemoEntries = int64_t{1} << 21;  // 48 MiB of FF values per thread
+  const int64_t kMemoEntries =  // 48 MiB of FF values per thread at most
+      std::min<int64_t>(int64_t{1} << 21, memory_budget() / 128 / static_cast<int64_t>(sizeof(FF)));
   struct Kept {
     uint64_t p, q, key, stream, used;
     BoxTensor t;
   };
   thread_local std::vector<Kept> kept;
   thread_local uint64_t clock = 0;
+  thread_local int64_t& hits = input_memo_hits_here();
   const FieldParams& f = field_context().params;
   for (Kept& k : kept)
     if (k.p == f.p && k.q == f.q && k.key == key && k.stream == stream && k.t.shape == shape &&
         k.t.box == box) {
       k.used = ++clock;
+      ++hits;
       return k.t;
     }
   BoxTensor t = hashed_input(shape, box, key, stream);
@@ -755,6 +766,8 @@ int64_t demanded_peak_entries(const ir::KernelGraph& g,
     return b ? b->numel() : 0;
   });
 }
+
+int64_t input_memo_hits() { return input_memo_hits_here(); }
 
 std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Box>& want,
                                   uint64_t key, int threads) {

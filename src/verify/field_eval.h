@@ -65,6 +65,10 @@ int64_t demanded_peak_entries(const ir::KernelGraph& g,
 // Every input of `g` in full, as eval_field draws it (for tests against the plain interpreter).
 std::vector<HostTensor<FF>> hashed_inputs(const ir::KernelGraph& g, uint64_t key);
 
+// Inputs this thread's eval_field and eval_group_ring took from their memo of hashed input
+// tensors instead of hashing them again (a diagnostic for tests).
+int64_t input_memo_hits();
+
 // Evaluates `g` at least at the entries `want[i]` of output i, on hashed inputs with `key`,
 // running a graph-defined kernel's blocks on `threads` threads (0: all cores).
 // Needs an active FieldScope; the context's flags report zero divisors and non-Lax events.

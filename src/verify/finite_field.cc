@@ -416,7 +416,10 @@ FF Arith<FF>::sqrt(const FF& x) {
 void Arith<FF>::sqrt_all(std::vector<FF>& v) {
   FieldContext& c = field_context();
   if (c.sqrt_mode == SqrtMode::kFreshVariable) {
-    for (FF& x : v) x = c.oracle.root(x, c.params);
+    for (size_t i = 0; i < v.size(); ++i) {
+      if ((i & 0xffff) == 0xffff) check_deadline();
+      v[i] = c.oracle.root(v[i], c.params);
+    }
     return;
   }
   const PreparedField& f = c.prepared;

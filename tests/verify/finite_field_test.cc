@@ -3,6 +3,7 @@
 #include <set>
 #include <vector>
 #include "test_util.h"
+#include "verify/eval_op.h"
 #include "verify/field_test.h"
 
 namespace mugraph::verify {
@@ -205,6 +206,18 @@ TEST_F(FieldOps, BatchRootsEqualThePowerMap) {
   std::vector<FF> roots = v;
   Arith<FF>::sqrt_all(roots);
   for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(roots[i], Arith<FF>::sqrt(v[i])) << i;
+}
+
+// eval_op takes a whole tensor's roots through sqrt_all: the same values as one root at a time.
+TEST_F(FieldOps, TensorSqrtEqualsElementwise) {
+  FieldScope scope(ctx);
+  HostTensor<FF> t(ir::Shape{3, 7}, FF{});
+  for (FF& x : t.data) x = r();
+  t.data[4].has_q = false, t.data[4].q = 0;
+  t.data[9] = FF{};
+  const HostTensor<FF> out = eval_op<FF>(ir::OpKind::kSqrt, ir::OpAttrs{}, {&t}, t.shape);
+  ASSERT_EQ(out.data.size(), t.data.size());
+  for (size_t i = 0; i < t.data.size(); ++i) EXPECT_EQ(out.data[i], Arith<FF>::sqrt(t.data[i])) << i;
 }
 
 // Tensor division inverts all divisors at once (eval_op); it must equal element-wise division,

@@ -361,16 +361,22 @@ output C
 
 // eval_field keeps the input tensors it hashed (per thread) and hands out copies when the same
 // input is demanded on the same box again. Whatever was evaluated before, in other fields,
-// under other keys, on other boxes, every evaluation must see the inputs hashing gives: X and
-// W (same shape, same boxes: only the stream tells them apart) through a product, in two
-// fields and under two keys, on a slice and on the whole tensors, twice over.
+// under other keys, on other boxes, of other shapes, every evaluation must see the inputs
+// hashing gives: X and W (same shape, same boxes: only the stream tells them apart) through a
+// product, in two fields, under two keys, on a slice and on the whole tensors, and a wider
+// program demanded on the same slice (same key, stream and box: only the shape differs); each
+// evaluation three times in a row (the second and third are answered from the memo).
 TEST(DemandDriven, KeptInputsAreTheHashedOnesInAnyFieldKeyAndBox) {
-  const ir::KernelGraph g = parse_ok(R"(input X : f32[6, 8]
+  const ir::KernelGraph narrow = parse_ok(R"(input X : f32[6, 8]
 input W : f32[6, 8]
 Z = mul(X, W)
 output Z
 )");
-  const ir::Shape& s = g.tensor(g.outputs[0]).type.shape;
+  const ir::KernelGraph wide = parse_ok(R"(input X : f32[6, 16]
+input W : f32[6, 16]
+Z = mul(X, W)
+output Z
+)");
   Box slice;
   slice.rank = 2;
   slice.idx[0] = {1, 4};
@@ -379,19 +385,38 @@ output Z
   const FieldParams other = random_field_params(rng);
   ASSERT_NE(other.p, FieldParams{}.p);
   FieldContext first(FieldParams{}, 12345), second(other, random_root_of_unity(other, rng));
+  // Each request differs from the one before in one thing only (key, field, shape or box), so
+  // a memo that ignored it would answer with the previous request's tensors.
+  struct Request {
+    const ir::KernelGraph* g;
+    bool whole;
+    FieldContext* ctx;
+    uint64_t key;
+  };
+  const std::vector<Request> requests = {
+      {&narrow, false, &first, 7}, {&narrow, false, &first, 8},   {&narrow, false, &second, 8},
+      {&wide, false, &second, 8},  {&wide, true, &second, 8},     {&wide, true, &first, 8},
+      {&wide, true, &first, 7},    {&narrow, true, &first, 7},    {&narrow, false, &first, 7},
+      {&narrow, false, &second, 7}, {&wide, false, &second, 7},   {&wide, false, &first, 7}};
   for (int round = 0; round < 2; ++round)
-    for (FieldContext* ctx : {&first, &second})
-      for (uint64_t key : {7, 8})
-        for (const Box& want : {slice, full_box(s)}) {
-          FieldScope scope(*ctx);
-          const auto whole = interpret<FF>(g, hashed_inputs(g, key));
-          ASSERT_TRUE(whole.ok());
-          const auto got = eval_field(g, {want}, key);
-          const BoxTensor ref{s, full_box(s), (*whole)[0]};
-          EXPECT_EQ(gather(got[0], want).data, gather(ref, want).data)
-              << "round " << round << ", p " << ctx->params.p << ", key " << key << ", "
-              << want.numel() << " entries";
+    for (const Request& r : requests) {
+      const ir::Shape& s = r.g->tensor(r.g->outputs[0]).type.shape;
+      const Box want = r.whole ? full_box(s) : slice;
+      FieldScope scope(*r.ctx);
+      const auto whole = interpret<FF>(*r.g, hashed_inputs(*r.g, r.key));
+      ASSERT_TRUE(whole.ok());
+      const BoxTensor ref{s, full_box(s), (*whole)[0]};
+      for (int again = 0; again < 3; ++again) {
+        const int64_t hits = input_memo_hits();
+        const auto got = eval_field(*r.g, {want}, r.key);
+        EXPECT_EQ(gather(got[0], want).data, gather(ref, want).data)
+            << "round " << round << ", p " << r.ctx->params.p << ", key " << r.key << ", width "
+            << s[1] << ", " << want.numel() << " entries, call " << again;
+        if (again > 0) {
+          EXPECT_EQ(input_memo_hits() - hits, 2) << "both inputs from the memo";
         }
+      }
+    }
 }
 
 }  // namespace
