@@ -136,6 +136,11 @@ std::vector<Case> cases() {
   v.push_back({16, 64, 100, false, false, 0, -1, 12});
   v.push_back({9, 48, 40, false, false, 0, -1, 3});
   v.push_back({0, 64, 10});  // no rows
+  // Two to four row blocks over many panels: A packed once (packed_a, parallel) or per step of k,
+  // B converted once per panel and read back by the other row blocks.
+  for (int64_t m : {24, 31, 32}) v.push_back({m, 257, 300});
+  v.push_back({32, 600, 520, true, false});
+  v.push_back({24, 300, 100, false, false, 0, 40, 12});
   return v;
 }
 

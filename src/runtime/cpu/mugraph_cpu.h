@@ -7,6 +7,7 @@
 // nearest-even when stored, like the reference interpreter (verify/arith.h).
 #pragma once
 
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -124,6 +125,8 @@ inline float exp(float x) {
 
 // ---- tile algorithms -----------------------------------------------------------------------
 // One product term of a matmul: A[m][k] at a[m*am + k*ak], B[k][n] at b[k*bk + n*bn].
+// `packed` (f32 A only, made by packed_a): A is already in the micro-kernel's layout, row blocks
+// of kMR rows am apart, each [k][kMR] (ak unused).
 template <class TA, class TB>
 struct Term {
   const TA* a;
@@ -131,6 +134,7 @@ struct Term {
   const TB* b;
   int64_t bk, bn;
   int64_t k;
+  bool packed = false;
 };
 
 // The matmul is register-blocked (as BLIS/GotoBLAS describe): a micro-kernel keeps a kMR x kNR
@@ -251,18 +255,24 @@ struct NextBlock {
 // panel in registers, instead of packing it first as f32: with so few rows the packing's
 // stores and re-reads cost more than converting B once per block of rows (16 x 4096 x 256 f16:
 // 85 vs 110 us; 16 x 4096 x 4096: 1.45 vs 2.1 ms; 32 x 4096 x 4096: 2.9 vs 3.1 ms; at 8
-// blocks, 64 x 4096 x 1024, packing is 4% faster).
+// blocks, 64 x 4096 x 1024, packing is 4% faster). With two or more row blocks, the first
+// stores the panel it converted (kSave) and the others read that f32 copy from L1: on the
+// Intel Xeon one f16 row converted in registers costs as much as 4 of the micro-kernel's 16
+// FMAs (a micro-kernel on an L1-resident f16 panel ran at 78-82% of the f32 one's rate), and
+// B's rows 8 KiB apart all fall into one L1 set, so a panel read twice came from L2 twice.
 inline constexpr int64_t kDirectRowBlocks = 4;
 
 // c[i][0 .. NV*kLanes) (row stride ldc, i < kMR) = (first ? 0 : c) + sum_k A[i][k] b[k][..].
 // A is packed (kRows false: ap[k * kMR + i], f32) or read in place (kRows: row i at
 // ap + i * am, f32, k contiguous; rows from `rows` on repeat the last one: their sums land in
 // the scratch tile's padding rows and are never copied to C). b is a row-major panel with row stride bk, converted to f32 in registers.
-// `next`, when given, advances its prefetch stream at every step of k.
-template <int NV, bool kRows, class TB>
+// `next`, when given, advances its prefetch stream at every step of k. kSave: each converted row
+// of b is also stored to save[k * NV * kLanes ..] (the panel as f32, for the tile's other row
+// blocks to read from L1 instead of converting it again).
+template <int NV, bool kRows, class TB, bool kSave = false>
 inline void micro_kernel(int64_t kc, const float* __restrict ap, int64_t am, int64_t rows,
                          const TB* __restrict b, int64_t bk, float* __restrict c, int64_t ldc,
-                         bool first, NextBlock* next) {
+                         bool first, NextBlock* next, float* __restrict save = nullptr) {
   const float* ar[kMR];
 #pragma GCC unroll 16
   for (int i = 0; i < kMR; ++i) ar[i] = kRows ? ap + (i < rows ? i : rows - 1) * am : ap + i;
@@ -276,6 +286,9 @@ inline void micro_kernel(int64_t kc, const float* __restrict ap, int64_t am, int
     vec bv[NV];
 #pragma GCC unroll 4
     for (int v = 0; v < NV; ++v) bv[v] = vload(b + k * bk + v * kLanes);
+    if constexpr (kSave)
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) vstore(save + k * NV * kLanes + v * kLanes, bv[v]);
     if (next) next->tick();
 #pragma GCC unroll 16
     for (int i = 0; i < kMR; ++i) {
@@ -290,10 +303,19 @@ inline void micro_kernel(int64_t kc, const float* __restrict ap, int64_t am, int
     for (int v = 0; v < NV; ++v) vstore(c + i * ldc + v * kLanes, acc[i][v]);
 }
 
+// Packed panels of B lie this many floats (one cache line) apart beyond their kc x kNR values:
+// panels a power of two apart (16 KiB at kc = 128) put row k of every panel in the same L1 set
+// and their stores 4 KiB apart from each other, which the packing loop writes side by side.
+inline constexpr int64_t kPanelPad = 16;
+inline float* panel_at(float* bp, int64_t jp, int64_t kc) {
+  return bp + jp / kNR * (kc * kNR + kPanelPad);
+}
+
 // A matmul's scratch, per thread and apart from the block arena (which holds the block's
 // tensors while a block-level matmul runs): C tile, packed A, packed B.
 inline float* matmul_scratch() {
-  static thread_local std::vector<float> buf(static_cast<size_t>(kMC * kNC + kKC * kMC + kKC * kNC));
+  static thread_local std::vector<float> buf(
+      static_cast<size_t>(kMC * kNC + kKC * kMC + kKC * kNC + kNC / kNR * kPanelPad));
   return buf.data();
 }
 
@@ -313,12 +335,17 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
                         float* __restrict cs, int64_t ldc, float* __restrict ap,
                         float* __restrict bp, bool& first) {
   constexpr bool kFloatA = std::is_same_v<TA, float>;
-  const bool a_rows = kFloatA && t.ak == 1;  // A read in place
+  // A read in place: f32 rows with k contiguous, for a tile of few panels (a block's matmul;
+  // packing its A cost as much as its products). With 4 panels or more, A packed per step of k
+  // instead, read through one pointer: with 8 row pointers (kRows) the micro-kernel spilled
+  // them to the stack inside its loop.
+  const bool a_packed = kFloatA && t.packed;
+  const bool a_rows = kFloatA && !a_packed && t.ak == 1 && (cols + kNR - 1) / kNR < 4;
   const int64_t row_blocks = (rows + kMR - 1) / kMR;
   const int64_t step = k_step(t.k);
   for (int64_t k0 = 0; k0 < t.k; k0 += step) {
     const int64_t kc = t.k - k0 < step ? t.k - k0 : step;
-    for (int64_t r = 0; r < row_blocks && !a_rows; ++r) {
+    for (int64_t r = 0; r < row_blocks && !a_rows && !a_packed; ++r) {
       float* const dst = ap + r * kc * kMR;
       for (int64_t i = 0; i < kMR; ++i) {
         const int64_t row = r * kMR + i;
@@ -348,12 +375,12 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
       int64_t jp = packed_from;
       if (t.bn == 1)
         for (; jp + kNR <= cols; jp += kNR) {
-          float* const d = bp + jp * kc + k * kNR;
+          float* const d = panel_at(bp, jp, kc) + k * kNR;
           vstore(d, vload(row + jp));
           vstore(d + kLanes, vload(row + jp + kLanes));
         }
       for (; jp < cols; jp += kNR) {
-        float* const d = bp + jp * kc + k * kNR;
+        float* const d = panel_at(bp, jp, kc) + k * kNR;
         const int64_t n = cols - jp < kNR ? cols - jp : kNR;
         for (int64_t j = 0; j < n; ++j) d[j] = ld(row[(jp + j) * t.bn]);
         for (int64_t j = n; j < kNR; ++j) d[j] = 0.f;
@@ -405,22 +432,34 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
           if (a_rows) {
             const float* const a = t.a + (i0 + r * kMR) * t.am + k0;
             const int64_t n = rows - r * kMR;
-            if (jp < packed_from)
+            if (jp < packed_from && r == 0 && row_blocks > 1)
+              micro_kernel<2, true, TB, true>(kc, a, t.am, n, t.b + k0 * t.bk + j0 + jp, t.bk, c, ldc,
+                                              first, &next, bp);
+            else if (jp < packed_from && r > 0)
+              micro_kernel<2, true>(kc, a, t.am, n, bp, kNR, c, ldc, first, &next);
+            else if (jp < packed_from)
               micro_kernel<2, true>(kc, a, t.am, n, t.b + k0 * t.bk + j0 + jp, t.bk, c, ldc, first, &next);
             else if (narrow)
-              micro_kernel<1, true>(kc, a, t.am, n, bp + jp * kc, kNR, c, ldc, first, &next);
+              micro_kernel<1, true>(kc, a, t.am, n, panel_at(bp, jp, kc), kNR, c, ldc, first, &next);
             else
-              micro_kernel<2, true>(kc, a, t.am, n, bp + jp * kc, kNR, c, ldc, first, &next);
+              micro_kernel<2, true>(kc, a, t.am, n, panel_at(bp, jp, kc), kNR, c, ldc, first, &next);
             continue;
           }
         }
-        const float* const a = ap + r * kc * kMR;
-        if (jp < packed_from)
+        const float* a = ap + r * kc * kMR;
+        if constexpr (kFloatA)
+          if (a_packed) a = t.a + (i0 / kMR + r) * t.am + k0 * kMR;  // i0: a multiple of kMC
+        if (jp < packed_from && r == 0 && row_blocks > 1)
+          micro_kernel<2, false, TB, true>(kc, a, 0, kMR, t.b + k0 * t.bk + j0 + jp, t.bk, c, ldc,
+                                           first, &next, bp);
+        else if (jp < packed_from && r > 0)
+          micro_kernel<2, false>(kc, a, 0, kMR, bp, kNR, c, ldc, first, &next);
+        else if (jp < packed_from)
           micro_kernel<2, false>(kc, a, 0, kMR, t.b + k0 * t.bk + j0 + jp, t.bk, c, ldc, first, &next);
         else if (narrow)
-          micro_kernel<1, false>(kc, a, 0, kMR, bp + jp * kc, kNR, c, ldc, first, &next);
+          micro_kernel<1, false>(kc, a, 0, kMR, panel_at(bp, jp, kc), kNR, c, ldc, first, &next);
         else
-          micro_kernel<2, false>(kc, a, 0, kMR, bp + jp * kc, kNR, c, ldc, first, &next);
+          micro_kernel<2, false>(kc, a, 0, kMR, panel_at(bp, jp, kc), kNR, c, ldc, first, &next);
       }
     }
     first = false;
@@ -515,31 +554,86 @@ inline void matmul_parallel_tiles(int64_t m, int64_t n, TC* c, int64_t cm, int64
   }
 }
 
-// A term whose A is f32 rows (k contiguous) as it is; else with its A converted to f32 rows in
-// `buf`, so that every tile reads it in place instead of packing (converting) it once per tile.
+// The term with its A (m rows) converted to f32 and packed in `buf` as the micro-kernel reads it
+// (Term::packed: row blocks of kMR rows, [k][kMR] each, rows past m zero), once, so that no tile
+// packs (converts) it again: a 16-row A was packed once per 256-column tile, 16 times in a
+// 16 x 4096 x 4096 matmul, by scalar stores.
+#if defined(__AVX512F__)
+// One step of a transpose: a and b hold groups of G consecutive values; the result holds groups
+// of 2G, a's group m then b's group m, for the first (kHi false) or second half of the groups.
+template <int G, bool kHi>
+inline vec merge_groups(vec a, vec b) {
+  static constexpr std::array<int32_t, 16> idx = [] {
+    std::array<int32_t, 16> r{};
+    for (int e = 0; e < 16; ++e) {
+      const int m = e / (2 * G) + (kHi ? 16 / (2 * G) : 0), q = e % (2 * G);
+      r[static_cast<size_t>(e)] = q < G ? G * m + q : 16 + G * m + q - G;
+    }
+    return r;
+  }();
+  return _mm512_permutex2var_ps(a, _mm512_loadu_si512(idx.data()), b);
+}
+
+// dst[l * kMR + i] = r[i][l] for 8 rows of 16 values: three steps of merge_groups.
+inline void store_transposed(const vec* r, float* dst) {
+  vec u[8], v[8];
+  for (int i = 0; i < 4; ++i) {  // rows 2i, 2i+1 paired: values 0-7, 8-15
+    u[2 * i] = merge_groups<1, false>(r[2 * i], r[2 * i + 1]);
+    u[2 * i + 1] = merge_groups<1, true>(r[2 * i], r[2 * i + 1]);
+  }
+  for (int h = 0; h < 2; ++h)  // rows 4h..4h+3: values 0-3, 4-7, 8-11, 12-15
+    for (int c = 0; c < 2; ++c) {
+      v[4 * h + 2 * c] = merge_groups<2, false>(u[4 * h + c], u[4 * h + 2 + c]);
+      v[4 * h + 2 * c + 1] = merge_groups<2, true>(u[4 * h + c], u[4 * h + 2 + c]);
+    }
+  for (int c = 0; c < 4; ++c) {  // all 8 rows: values 4c, 4c+1 then 4c+2, 4c+3
+    vstore(dst + 32 * c, merge_groups<4, false>(v[c], v[4 + c]));
+    vstore(dst + 32 * c + 16, merge_groups<4, true>(v[c], v[4 + c]));
+  }
+}
+#endif
+
+// The term with its A (m rows) converted to f32 and packed in `buf` as the micro-kernel reads it
+// (Term::packed: row blocks of kMR rows, [k][kMR] each, rows past m zero), once, so that no tile
+// packs (converts) it again: a 16-row A was packed once per 256-column tile, 16 times in a
+// 16 x 4096 x 4096 matmul (with it packed once: 2.65 -> 2.3 ms, bench/results/cpu.md).
 template <class TA, class TB>
-inline Term<float, TB> f32_rows(const Term<TA, TB>& t, int64_t m, std::vector<float>& buf) {
-  if constexpr (std::is_same_v<TA, float>)
-    if (t.ak == 1 || t.k == 0) return t;
+inline Term<float, TB> packed_a(const Term<TA, TB>& t, int64_t m, std::vector<float>& buf) {
   if (t.k == 0) return {nullptr, 0, 1, t.b, t.bk, t.bn, 0};
-  buf.resize(static_cast<size_t>(m * t.k));
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t p = 0; p < t.k; ++p) buf[static_cast<size_t>(i * t.k + p)] = ld(t.a[i * t.am + p * t.ak]);
-  return {buf.data(), t.k, 1, t.b, t.bk, t.bn, t.k};
+  const int64_t blocks = (m + kMR - 1) / kMR;
+  buf.resize(static_cast<size_t>(blocks * kMR * t.k));
+  for (int64_t rb = 0; rb < blocks; ++rb) {
+    float* const dst = buf.data() + rb * kMR * t.k;
+    int64_t p = 0;
+#if defined(__AVX512F__)
+    if (t.ak == 1)  // 16 values of each of the 8 rows, transposed in registers
+      for (; p + kLanes <= t.k; p += kLanes) {
+        vec r[kMR];
+        for (int i = 0; i < kMR; ++i)
+          r[i] = rb * kMR + i < m ? vload(t.a + (rb * kMR + i) * t.am + p) : vzero();
+        store_transposed(r, dst + p * kMR);
+      }
+#endif
+    for (int64_t i = 0; i < kMR; ++i) {
+      const int64_t row = rb * kMR + i;
+      for (int64_t q = p; q < t.k; ++q) dst[q * kMR + i] = row < m ? ld(t.a[row * t.am + q * t.ak]) : 0.f;
+    }
+  }
+  return {buf.data(), kMR * t.k, 1, t.b, t.bk, t.bn, t.k, true};
 }
 
 // The same over all cores: tiles are independent, so they are shared out statically. When
 // there are fewer tiles than threads (16 x 256 x 4096 is one tile), the columns are cut
 // narrower, into whole micro-kernel widths, aiming at a tile per thread (rounding to the
-// width may leave fewer: n = 100 on 3 threads gives 2 tiles). An f16/bf16 (or strided) A of
-// few rows is converted to f32 rows once, before the tiles.
+// width may leave fewer: n = 100 on 3 threads gives 2 tiles). An A of few rows is converted and
+// packed once, before the tiles (packed_a).
 template <class TC, class TA, class TB, class TA2 = float, class TB2 = float>
 inline void matmul_parallel(int64_t m, int64_t n, TC* c, int64_t cm, int64_t cn,
                             const Term<TA, TB>& t1, const Term<TA2, TB2>& t2 = {}) {
   if (m <= 0 || n <= 0) return;
   if (m <= kDirectRowBlocks * kMR) {  // (16 x 4096 x 4096 f16: 1.43 -> 1.31 ms; 16 x 4096 x 272: 88 -> 84 us)
     static thread_local std::vector<float> a1, a2;  // the calling thread's; the team only reads them
-    matmul_parallel_tiles(m, n, c, cm, cn, f32_rows(t1, m, a1), f32_rows(t2, m, a2));
+    matmul_parallel_tiles(m, n, c, cm, cn, packed_a(t1, m, a1), packed_a(t2, m, a2));
     return;
   }
   matmul_parallel_tiles(m, n, c, cm, cn, t1, t2);
