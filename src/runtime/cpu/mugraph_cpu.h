@@ -367,6 +367,9 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
     // B read in place (see kDirectRowBlocks): only a last, partial panel is packed.
     const bool direct = t.bn == 1 && row_blocks <= kDirectRowBlocks;
     const int64_t packed_from = direct ? cols / kNR * kNR : 0;
+    // Where panel jp is packed: B read in place packs only its last, partial panel, always in
+    // the second slot (the first holds a converted panel, kSave), so a wide tile fits.
+    auto packed_panel = [&](int64_t jp) { return panel_at(bp, direct ? kNR : jp, kc); };
     for (int64_t k = 0; k < kc && packed_from < cols; ++k) {
       const TB* row = t.b + (k0 + k) * t.bk + j0 * t.bn;
       if (t.bn == 1 && !direct)  // also past this term's last row: a block's next iteration reads on
@@ -375,12 +378,12 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
       int64_t jp = packed_from;
       if (t.bn == 1)
         for (; jp + kNR <= cols; jp += kNR) {
-          float* const d = panel_at(bp, jp, kc) + k * kNR;
+          float* const d = packed_panel(jp) + k * kNR;
           vstore(d, vload(row + jp));
           vstore(d + kLanes, vload(row + jp + kLanes));
         }
       for (; jp < cols; jp += kNR) {
-        float* const d = panel_at(bp, jp, kc) + k * kNR;
+        float* const d = packed_panel(jp) + k * kNR;
         const int64_t n = cols - jp < kNR ? cols - jp : kNR;
         for (int64_t j = 0; j < n; ++j) d[j] = ld(row[(jp + j) * t.bn]);
         for (int64_t j = n; j < kNR; ++j) d[j] = 0.f;
@@ -440,9 +443,9 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
             else if (jp < packed_from)
               micro_kernel<2, true>(kc, a, t.am, n, t.b + k0 * t.bk + j0 + jp, t.bk, c, ldc, first, &next);
             else if (narrow)
-              micro_kernel<1, true>(kc, a, t.am, n, panel_at(bp, jp, kc), kNR, c, ldc, first, &next);
+              micro_kernel<1, true>(kc, a, t.am, n, packed_panel(jp), kNR, c, ldc, first, &next);
             else
-              micro_kernel<2, true>(kc, a, t.am, n, panel_at(bp, jp, kc), kNR, c, ldc, first, &next);
+              micro_kernel<2, true>(kc, a, t.am, n, packed_panel(jp), kNR, c, ldc, first, &next);
             continue;
           }
         }
@@ -457,9 +460,9 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
         else if (jp < packed_from)
           micro_kernel<2, false>(kc, a, 0, kMR, t.b + k0 * t.bk + j0 + jp, t.bk, c, ldc, first, &next);
         else if (narrow)
-          micro_kernel<1, false>(kc, a, 0, kMR, panel_at(bp, jp, kc), kNR, c, ldc, first, &next);
+          micro_kernel<1, false>(kc, a, 0, kMR, packed_panel(jp), kNR, c, ldc, first, &next);
         else
-          micro_kernel<2, false>(kc, a, 0, kMR, panel_at(bp, jp, kc), kNR, c, ldc, first, &next);
+          micro_kernel<2, false>(kc, a, 0, kMR, packed_panel(jp), kNR, c, ldc, first, &next);
       }
     }
     first = false;
@@ -467,7 +470,8 @@ inline void matmul_term(const Term<TA, TB>& t, int64_t i0, int64_t rows, int64_t
 }
 
 // C[i][j] = sum over terms t of sum_k A_t[i][k] B_t[k][j] for i in [i0, i1), j in [j0, j1),
-// at c[i*cm + j*cn]; at most kMC rows and kNC columns. Up to two terms (concat_matmul); a term
+// at c[i*cm + j*cn]; at most kMC rows and kNC columns, or a wide tile (wide_tile_columns: every
+// B read in place, more columns in as few rows). Up to two terms (concat_matmul); a term
 // with k == 0 is skipped. `accumulate`: C += the product instead. An f32 C whose rows and
 // columns are whole micro-kernel blocks (kMR rows, kLanes columns) is summed in place; else in
 // the f32 scratch tile, converted when stored (a block's 16 x 32 f32 accumulator: in place).
@@ -487,12 +491,12 @@ inline void matmul_tile(int64_t i0, int64_t i1, int64_t j0, int64_t j1, TC* c, i
   float* cs = scratch;
   if constexpr (kFloatC)
     if (in_place) cs = c + i0 * cm + j0;
-  const int64_t ldc = in_place ? cm : kNC;
+  const int64_t padded = (cols + kNR - 1) / kNR * kNR;  // the micro-kernel's full width
+  const int64_t ldc = in_place ? cm : padded;
   if (accumulate && !in_place) {
-    const int64_t padded = (cols + kNR - 1) / kNR * kNR;  // the micro-kernel's full width
     for (int64_t i = 0; i < (rows + kMR - 1) / kMR * kMR; ++i)
       for (int64_t j = 0; j < padded; ++j)
-        cs[i * kNC + j] = i < rows && j < cols ? ld(c[(i0 + i) * cm + (j0 + j) * cn]) : 0.f;
+        cs[i * ldc + j] = i < rows && j < cols ? ld(c[(i0 + i) * cm + (j0 + j) * cn]) : 0.f;
   }
   if (t1.k > 0) matmul_term(t1, i0, rows, j0, cols, cs, ldc, ap, bp, first);
   if (t2.k > 0) matmul_term(t2, i0, rows, j0, cols, cs, ldc, ap, bp, first);
@@ -502,11 +506,11 @@ inline void matmul_tile(int64_t i0, int64_t i1, int64_t j0, int64_t j1, TC* c, i
     if (first) {  // no term: C = 0 (cs is not read; in place it points into C)
       for (int64_t j = 0; j < cols; ++j) out[j * cn] = st<TC>(0.f);
     } else if (cn == 1) {
-      const float* const in = cs + i * kNC;
+      const float* const in = cs + i * ldc;
 #pragma omp simd
       for (int64_t j = 0; j < cols; ++j) out[j] = st<TC>(in[j]);
     } else {
-      const float* const in = cs + i * kNC;
+      const float* const in = cs + i * ldc;
       for (int64_t j = 0; j < cols; ++j) out[j * cn] = st<TC>(in[j]);
     }
   }
@@ -531,6 +535,18 @@ inline void matmul(int64_t m, int64_t n, TC* c, int64_t cm, int64_t cn, const Te
   matmul_into(false, m, n, c, cm, cn, t1, t2);
 }
 
+// How many columns a tile of all m rows may have when every term reads B in place (row-major B,
+// m <= kDirectRowBlocks * kMR; else 0: tiles of kNC columns): as many as the f32 scratch tile
+// holds, kMC x kNC values. The tile reads B's rows in runs that long: with m <= 8, 2048 columns
+// (4 KiB of f16 a row) instead of 256 took 8 x 4096 x 4096 f16 from 147-151 to 189 GFLOP/s and
+// 1 x 4096 x 4096 from 18.4-18.7 to 23.8 (2 threads, Intel Xeon, bench/cpu/matmul.cc).
+template <class TA, class TB, class TA2, class TB2>
+inline int64_t wide_tile_columns(int64_t m, const Term<TA, TB>& t1, const Term<TA2, TB2>& t2) {
+  if (m > kDirectRowBlocks * kMR || t1.bn != 1 || (t2.k > 0 && t2.bn != 1)) return 0;
+  const int64_t rows = (m + kMR - 1) / kMR * kMR;
+  return kMC * kNC / rows / kNR * kNR;
+}
+
 template <class TC, class TA, class TB, class TA2, class TB2>
 inline void matmul_parallel_tiles(int64_t m, int64_t n, TC* c, int64_t cm, int64_t cn,
                                   const Term<TA, TB>& t1, const Term<TA2, TB2>& t2) {
@@ -538,7 +554,11 @@ inline void matmul_parallel_tiles(int64_t m, int64_t n, TC* c, int64_t cm, int64
   int64_t nc = kNC;
 #ifdef _OPENMP
   const int64_t threads = omp_get_max_threads();
-  if (rt * ((n + kNC - 1) / kNC) < threads) {
+  const int64_t wide = wide_tile_columns(m, t1, t2);
+  if (wide > 0) {  // one tile of columns per thread, as wide as the scratch holds
+    nc = ((n + threads - 1) / threads + kNR - 1) / kNR * kNR;
+    if (nc > wide) nc = wide;
+  } else if (rt * ((n + kNC - 1) / kNC) < threads) {
     const int64_t per = (threads + rt - 1) / rt;  // column tiles wanted per row tile
     nc = ((n + per - 1) / per + kNR - 1) / kNR * kNR;
     if (nc < kNR) nc = kNR;
