@@ -45,7 +45,7 @@ Result<std::unique_ptr<runtime::CpuModule>> compile_cpu(
 
 std::vector<const void*> CpuBuffers::in() const {
   std::vector<const void*> v;
-  for (const runtime::Buffer& b : inputs) v.push_back(b.data());
+  for (const runtime::Buffer& b : shared_inputs != nullptr ? *shared_inputs : inputs) v.push_back(b.data());
   return v;
 }
 
@@ -82,15 +82,13 @@ bool same_input_types(const ir::KernelGraph& a, const ir::KernelGraph& b) {
 CpuBuffers make_buffers_like(const ir::KernelGraph& g, const CpuBuffers& drawn, uint64_t seed,
                              const ir::KernelGraph* inputs_as) {
   MG_CHECK(inputs_as != nullptr, "make_buffers_like: the inputs' graph (inputs_as) is needed");
-  bool same = g.inputs.size() == drawn.inputs.size();
+  const std::vector<runtime::Buffer>& ins = drawn.shared_inputs != nullptr ? *drawn.shared_inputs : drawn.inputs;
+  bool same = g.inputs.size() == ins.size();
   for (size_t i = 0; same && i < g.inputs.size(); ++i)
-    same = g.tensor(g.inputs[i]).type == drawn.inputs[i].type();
+    same = g.tensor(g.inputs[i]).type == ins[i].type();
   if (!same) return make_buffers(g, seed, inputs_as);
   CpuBuffers b;
-  for (const runtime::Buffer& in : drawn.inputs) {
-    b.inputs.emplace_back(in.type());
-    b.inputs.back().copy_from(in);
-  }
+  b.shared_inputs = &ins;
   for (ir::TensorId id : g.outputs) {
     b.outputs.emplace_back(g.tensor(id).type);
     b.outputs.back().poison();

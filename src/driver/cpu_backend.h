@@ -30,6 +30,9 @@ Result<std::unique_ptr<runtime::CpuModule>> compile_cpu(
 // rewritten graph, and a scale the program sets, may differ from the program's).
 struct CpuBuffers {
   std::vector<runtime::Buffer> inputs, outputs;
+  // Set by make_buffers_like: the inputs are another entry's (`inputs` is empty), which must
+  // outlive these buffers. Kernels only read their inputs.
+  const std::vector<runtime::Buffer>* shared_inputs = nullptr;
   std::vector<const void*> in() const;
   std::vector<void*> out();
 };
@@ -38,8 +41,12 @@ CpuBuffers make_buffers(const ir::KernelGraph& g, uint64_t seed,
 // make_buffers(g, seed, inputs_as) where `drawn` already holds those inputs: drawn must be
 // make_buffers(h, seed, inputs_as) for a graph h with inputs_as's inputs (the inputs depend only
 // on their types, inputs_as's scales and the seed; inputs_as must not be null). When g's input
-// types are drawn's, they are copied instead of drawn again (a weight matrix's draw takes a
-// large part of a second; optimize runs every variant on the program's inputs).
+// types are drawn's, the result reads drawn's input buffers themselves (shared_inputs; drawn
+// must outlive it) instead of drawing them again (a weight matrix's draw takes a large part of
+// a second): optimize runs every variant on the program's inputs, and its interleaved timing
+// rounds then read one copy of a weight, warm in the cache as a caller's repeated calls find
+// it (with a copy per entry, 4 entries of RMSNorm+MatMul held 128 MiB of W and each round read
+// W from memory, while PyTorch's calls, timed back to back, read it from the L3 cache).
 CpuBuffers make_buffers_like(const ir::KernelGraph& g, const CpuBuffers& drawn, uint64_t seed,
                              const ir::KernelGraph* inputs_as);
 // Whether a and b have the same input types, in order (dtype, shape, layout).

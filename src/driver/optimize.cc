@@ -259,7 +259,8 @@ Status measure_cpu(OptimizeReport& r, const OptimizeOptions& o, const Deadline& 
       widest = std::max(widest, g.tensor(id).type.shape.numel() * 12);
     }
     for (ir::TensorId id : g.outputs) bytes += g.tensor(id).type.bytes();
-    // A variant whose inputs are the program's copies them (make_buffers_like): nothing drawn.
+    // A variant whose inputs are the program's reads the program's (make_buffers_like): nothing
+    // drawn (its inputs' bytes still count: an over-reservation of a few buffers).
     if (&g == &r.program.graph || !same_input_types(g, r.program.graph)) bytes += widest;
     held.emplace_back();
     return reserve_memory(bytes, held.back(), &why, /*wait=*/false);

@@ -3,7 +3,6 @@
 #include <bit>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 
 namespace mugraph::runtime {
@@ -70,12 +69,6 @@ std::vector<float> Buffer::values() const {
   for (int64_t i = 0; i < type_.shape.numel(); ++i)
     v[static_cast<size_t>(i)] = get(data_.get(), type_.dtype, dense ? i : offset_of(type_, i));
   return v;
-}
-
-void Buffer::copy_from(const Buffer& other) {
-  MG_CHECK(other.type_ == type_, "copy_from: " << other.type_.to_string() << " into "
-                                               << type_.to_string());
-  std::memcpy(data_.get(), other.data_.get(), bytes());
 }
 
 void Buffer::poison() {

@@ -24,8 +24,6 @@ class Buffer {
   void fill(const std::vector<float>& values);
   // The stored values as f32, in row-major logical order.
   std::vector<float> values() const;
-  // The storage of `other`, which has this buffer's type (checked), copied into this one.
-  void copy_from(const Buffer& other);
   // Every storage element (layout gaps included) set to NaN, so that an element a kernel
   // never writes is caught by any comparison.
   void poison();
