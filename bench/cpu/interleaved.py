@@ -4,7 +4,9 @@ one process: every round times each contender once (a sample of calls lasting ab
 a machine whose speed drifts by 30-50% within minutes (this project's VMs) slows them alike,
 and the median of the per-round ratios says which is faster. bench/cpu/run.sh times mugraph
 (inside `mugraph optimize`) and PyTorch (bench/cpu/torch_ref.py) one after the other, minutes
-apart; its vs-eager column moved from 0.76x to 0.97x between two runs of the same build.
+apart; between two of its runs a few minutes apart (two builds that differ only in how optimize
+times its entries) LoRA's vs-eager moved from 1.40x to 0.98x and QKNorm's from 0.76x to 1.08x,
+with the same chosen graphs.
 
     PYTHONPATH=build/python .venv/bin/python bench/cpu/interleaved.py [--rounds N] [NAME ...]
 
@@ -109,7 +111,7 @@ def bench(name, rounds):
     shared = {}
     program = ROOT / "examples" / (name + ".mu")
     contenders = [("program", mugraph_call(program, shared))]
-    chosen = ROOT / "build" / "bench_cpu" / name / "best.mu"
+    chosen = pathlib.Path(os.environ.get("BUILD_DIR", ROOT / "build")) / "bench_cpu" / name / "best.mu"
     if chosen.exists():
         contenders.append(("chosen", mugraph_call(chosen, shared)))
     specs = mg.load(program).inputs()
@@ -122,8 +124,9 @@ def bench(name, rounds):
         c()
         calls[label] = max(1, min(1000, round(SAMPLE_S / max(min(one(c) for _ in range(3)), 1e-7))))
     times = {label: [] for label, _ in contenders}
-    for _ in range(rounds):
-        for label, c in contenders:
+    for r in range(rounds):  # each round starts with the next contender: no fixed order
+        for j in range(len(contenders)):
+            label, c = contenders[(r + j) % len(contenders)]
             times[label].append(sample(c, calls[label]))
     best = "chosen" if "chosen" in times else "program"
     row = [name]
@@ -144,9 +147,10 @@ def main():
     for n in names:
         if n not in torch_ref.BENCH:
             sys.exit("unknown benchmark %s (one of %s)" % (n, ", ".join(torch_ref.BENCH)))
-    print("# interleaved rounds: %d, torch %s, %d threads; (Nx): median per-round time over "
-          "mugraph's best (chosen, else the program); > 1: slower than mugraph"
-          % (rounds, torch.__version__, torch.get_num_threads()))
+    print("# interleaved rounds: %d, torch %s, %d torch threads, mugraph's OpenMP threads: %s; "
+          "(Nx): median per-round time over mugraph's best (chosen, else the program); > 1: "
+          "slower than mugraph" % (rounds, torch.__version__, torch.get_num_threads(),
+                                   os.environ.get("OMP_NUM_THREADS", "one per core")))
     for n in names:
         bench(n, rounds)
     sys.stdout.flush()

@@ -23,6 +23,7 @@ struct Case {
   int64_t c_pad = 0;  // extra elements per row of C (a strided output)
   int64_t k2 = -1;    // a second term's k (concat_matmul), -1: none
   int64_t a_pad = 0;  // extra elements per row of A (a tile of a wider tensor, read in place)
+  bool b2_rows = false;  // the second term's B row-major (read in place) instead of transposed
 };
 
 std::string describe(const Case& c) {
@@ -64,7 +65,7 @@ void check(const Case& cs, int mode, std::mt19937& rng) {
   const Mat<T> a(cs.m, cs.k, cs.a_transposed, rng, cs.a_transposed ? 0 : cs.a_pad);
   const Mat<TB> b(cs.k, cs.n, cs.b_transposed, rng);
   const int64_t k2 = cs.k2 < 0 ? 0 : cs.k2;
-  const Mat<T> a2(cs.m, k2, false, rng), b2(k2, cs.n, true, rng);
+  const Mat<T> a2(cs.m, k2, false, rng), b2(k2, cs.n, !cs.b2_rows, rng);
   const int64_t cm = cs.n + cs.c_pad;
   std::vector<TC> c(static_cast<size_t>(cs.m * cm), mg::st<TC>(7.f));  // 7: must be overwritten
   const mg::Term<T, T> t2 =
@@ -190,6 +191,30 @@ TEST(CpuMatmul, ParallelSplitOfFewTilesMatchesNaiveLoops) {
     }
   }
   omp_set_num_threads(saved);
+}
+
+// A matmul of at most 32 rows whose terms read B in place runs one tile of columns per thread,
+// as wide as the scratch tile holds (2048 columns at 8 rows or fewer, 1024 at 16, 512 at 32),
+// with A packed once (packed_a) and B's panel converted once for 2-4 row blocks (kSave): on one
+// and two threads, widths over and at the cap, one or two row-major terms. And a serial tile
+// that starts at row 64 with 3 row blocks (kSave away from row 0).
+TEST(CpuMatmul, WideTilesOfFewRowsMatchNaiveLoops) {
+  SKIP_IF_HOST_LACKS_ISA();
+  std::mt19937 rng(11);
+  const int saved = omp_get_max_threads();
+  for (int threads : {1, 2}) {
+    omp_set_num_threads(threads);
+    for (int64_t m : {1, 8, 9, 16, 32})
+      for (int64_t n : {2100, 4200}) {
+        check<mg::f16, mg::f16>({m, n, 300}, 1, rng);
+        Case two{m, n, 300, false, false, 0, 40};
+        two.b2_rows = true;
+        check<float, float>(two, 1, rng);
+      }
+  }
+  omp_set_num_threads(saved);
+  check<mg::f16, mg::f16>({88, 300, 300}, 0, rng);
+  check<float, mg::f16>({88, 300, 300, false, false, 0, -1, 5}, 0, rng);
 }
 
 TEST(CpuMatmul, Bf16InF32OutMatchesNaiveLoops) {

@@ -143,7 +143,8 @@ struct Term {
 // A read in place). Around it: k is cut into steps of at most kKC (k_step), rows into kMC and
 // columns into kNC (one tile of C, accumulated in f32 scratch until every k is summed, or in
 // place in an f32 C). B is packed into panels, or read in place by tiles of few rows
-// (kDirectRowBlocks). Sizes measured on this project's 2-core AMD EPYC (bench/results/cpu.md).
+// (kDirectRowBlocks). Sizes measured on this project's 2-core AMD EPYC, the few-row paths
+// (packed_a, kSave, wide tiles) on its 2-core Intel Xeon (bench/results/cpu.md).
 // Compute is f32 with fused multiply-adds, as the JIT builds for the host (-march=native):
 // AVX-512 (8 x 32, 16 zmm accumulators), AVX2+FMA (4 x 16, 8 ymm), else plain loops.
 #if defined(__AVX512F__)
@@ -538,8 +539,9 @@ inline void matmul(int64_t m, int64_t n, TC* c, int64_t cm, int64_t cn, const Te
 // How many columns a tile of all m rows may have when every term reads B in place (row-major B,
 // m <= kDirectRowBlocks * kMR; else 0: tiles of kNC columns): as many as the f32 scratch tile
 // holds, kMC x kNC values. The tile reads B's rows in runs that long: with m <= 8, 2048 columns
-// (4 KiB of f16 a row) instead of 256 took 8 x 4096 x 4096 f16 from 147-151 to 189 GFLOP/s and
-// 1 x 4096 x 4096 from 18.4-18.7 to 23.8 (2 threads, Intel Xeon, bench/cpu/matmul.cc).
+// (4 KiB of f16 a row) instead of 256: 8 x 4096 x 4096 f16 at 188-189 GFLOP/s against 147-151,
+// 1 x 4096 x 4096 at 22.8-24.6 against 18.4-19.0 (best runs of 4-5 alternating, 2 threads,
+// Intel Xeon, bench/cpu/matmul.cc; this VM's medians spread as widely as the gain).
 template <class TA, class TB, class TA2, class TB2>
 inline int64_t wide_tile_columns(int64_t m, const Term<TA, TB>& t1, const Term<TA2, TB2>& t2) {
   if (m > kDirectRowBlocks * kMR || t1.bn != 1 || (t2.k > 0 && t2.bn != 1)) return 0;
@@ -574,10 +576,6 @@ inline void matmul_parallel_tiles(int64_t m, int64_t n, TC* c, int64_t cm, int64
   }
 }
 
-// The term with its A (m rows) converted to f32 and packed in `buf` as the micro-kernel reads it
-// (Term::packed: row blocks of kMR rows, [k][kMR] each, rows past m zero), once, so that no tile
-// packs (converts) it again: a 16-row A was packed once per 256-column tile, 16 times in a
-// 16 x 4096 x 4096 matmul, by scalar stores.
 #if defined(__AVX512F__)
 // One step of a transpose: a and b hold groups of G consecutive values; the result holds groups
 // of 2G, a's group m then b's group m, for the first (kHi false) or second half of the groups.
@@ -616,7 +614,8 @@ inline void store_transposed(const vec* r, float* dst) {
 // The term with its A (m rows) converted to f32 and packed in `buf` as the micro-kernel reads it
 // (Term::packed: row blocks of kMR rows, [k][kMR] each, rows past m zero), once, so that no tile
 // packs (converts) it again: a 16-row A was packed once per 256-column tile, 16 times in a
-// 16 x 4096 x 4096 matmul (with it packed once: 2.65 -> 2.3 ms, bench/results/cpu.md).
+// 16 x 4096 x 4096 matmul (with it packed once, and kSave: 198-204 -> 221-235 GFLOP/s,
+// bench/results/cpu.md).
 template <class TA, class TB>
 inline Term<float, TB> packed_a(const Term<TA, TB>& t, int64_t m, std::vector<float>& buf) {
   if (t.k == 0) return {nullptr, 0, 1, t.b, t.bk, t.bn, 0};
