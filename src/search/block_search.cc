@@ -81,6 +81,10 @@ void Worker::search_blocks(const std::vector<int>& kin, const BlockConfig& bc, b
     for (const IterChoice& ch : cs)
       bits |= map_bits(ch);
     f.can_map.push_back(bits);
+    std::vector<uint32_t> ids;
+    for (const IterChoice& ch : cs)
+      ids.push_back(content_id(ch.tile, kt_[k].e, kt_[k].lab));
+    f.choice_ids.push_back(std::move(ids));
     f.choices.push_back(std::move(cs));
     f.t.push_back({TensorType{}, kt_[k].e, 0, Phase::kInLoop, kt_[k].lab, false, 0, kt_[k].parts});
     if (last)
@@ -222,6 +226,7 @@ template <class Fn> void Worker::with_iterators(const std::vector<int>& in, size
       }
       f.chosen[i] = static_cast<int>(c);
       f.t[i].type = ch.tile;
+      f.t[i].id = f.choice_ids[i][c];
       f.t[i].loop_dep = ch.fmap != ir::kReplica;
       f.smem += bytes;
       with_iterators(in, k + 1, fn);
@@ -305,24 +310,86 @@ void Worker::try_block_op(OpKind op, const std::vector<int>& in) {
       return;
     }
   }
-  OpScratch& sc = scratch(block_scratch_, f.ops.size(), in, f.t);
-  attr_choices(op, sc.types, sc.es, sc.choices);
-  const auto& [types, es, labs, choices] = sc;
-  for (const auto& [attrs, attr_code] : choices) {
+  // Most ops have one attribute choice; sums and abstracted ops read their operands for them.
+  static const std::vector<std::pair<ir::OpAttrs, int64_t>> kOneChoice{{ir::OpAttrs{}, 0}};
+  OpScratch* sc = nullptr;
+  const std::vector<std::pair<ir::OpAttrs, int64_t>>* choices = &kOneChoice;
+  if (op == OpKind::kSum || abstracted(op)) {
+    sc = &scratch(block_scratch_, f.ops.size(), in, f.t);
+    attr_choices(op, sc->types, sc->es, sc->choices);
+    choices = &sc->choices;
+  }
+  for (const auto& [attrs, attr_code] : *choices) {
     const Rank rank = make_rank(in, static_cast<int>(op), attr_code);
     if (!f.ops.empty() && !(f.ops.back().rank < rank))
       continue;
-    auto out = output_of(op, attrs, types, labs);
-    if (!out)
+    OpMemoSlot* r = block_op_result(op, attrs, attr_code, in, sc);
+    if (!r)
       continue;
-    ExprEntry& entry = expression_entry(op, attrs, es, types);
+    // Copied out: the recursion below may reuse the slot (and grow contents_). The slot's
+    // entry keeps the oracle's answer: add_block_tensor asks it before the recursion.
+    ExprEntry* entry = &r->entry;
+    const Content& out = contents_[r->result];
+    Tensor t{out.type, out.e, 0, phase, out.lab, loop_dep};
+    t.id = r->result;
     const int id = static_cast<int>(f.t.size());
-    add_block_tensor({out->first, entry.e, 0, phase, out->second, loop_dep}, !abstracted(op),
-                     &entry,
+    add_block_tensor(t, !abstracted(op), entry,
                      [&] { return BlockOpRec{false, op, attrs, ir::kReplica, in, id, rank}; });
     if (stopped_)
       return;
   }
+}
+
+OpMemoSlot* Worker::block_op_result(OpKind op, const ir::OpAttrs& attrs,
+                                                  int64_t attr_code, const std::vector<int>& in,
+                                                  OpScratch*& sc) {
+  const BlockFrame& f = *frame_;
+  const uint32_t a = f.t[static_cast<size_t>(in[0])].id;
+  const uint32_t b = in.size() > 1 ? f.t[static_cast<size_t>(in[1])].id : 0;
+  MG_CHECK(a != 0 && (in.size() == 1 || b != 0), "block op memo: an input without content id");
+  const int op_last = static_cast<int>(op) * 2 + (f.last ? 1 : 0);
+  MG_CHECK(attr_code >= 0 && attr_code <= std::numeric_limits<int>::max(),
+           "block op memo: rank attribute " << attr_code);
+  const int attr = static_cast<int>(attr_code);
+  const std::array<int, 4> labels{f.grid_label[0], f.grid_label[1], f.grid_label[2],
+                                  f.loop_label};
+  size_t h = hash_mix(static_cast<size_t>(op_last), static_cast<size_t>(attr_code));
+  h = hash_mix(h, (size_t{a} << 32) | b);
+  for (int l : labels)
+    h = hash_mix(h, static_cast<size_t>(static_cast<unsigned>(l)));
+  OpMemoSlot& s =
+      in.size() > 2 ? wide_slot_ : op_memo_[hash_finish(h) & (op_memo_.size() - 1)];
+  if (in.size() <= 2 && s.filled && s.attr == attr && s.a == a && s.b == b && s.op_last == op_last &&
+      s.labels == labels) {
+    if (c_.check_memo)
+      check_memo_hit(op, attrs, in, s);
+    if (s.result == 0) {
+      ++st_.pruned[PruneRule::kShape];  // as output_of counted it the first time
+      return nullptr;
+    }
+    return &s;
+  }
+  if (!sc)
+    sc = &scratch(block_scratch_, f.ops.size(), in, f.t);
+  auto out = output_of(op, attrs, sc->types, sc->labs);  // counts a shape prune
+  ExprEntry entry = out ? expression_entry(op, attrs, sc->es, sc->types) : ExprEntry{};
+  const uint32_t result = out ? content_id(out->first, entry.e, out->second) : 0;
+  s = OpMemoSlot{true, op_last, attr, a, b, labels, result, entry};
+  return result ? &s : nullptr;
+}
+
+void Worker::check_memo_hit(OpKind op, const ir::OpAttrs& attrs, const std::vector<int>& in,
+                            const OpMemoSlot& s) {
+  const PruneCounts counted = st_.pruned;  // the recomputation counts nothing
+  OpScratch& sc = scratch(block_scratch_, frame_->ops.size(), in, frame_->t);
+  auto out = output_of(op, attrs, sc.types, sc.labs);
+  st_.pruned = counted;
+  const expr::Expr e = out ? expression(op, attrs, sc.es, sc.types) : nullptr;
+  const uint32_t result = out ? content_id(out->first, e, out->second) : 0;
+  MG_CHECK(result == s.result && (!out || e == s.entry.e),
+           "block op memo: a stale answer for " << ir::op_name(op) << " on block tensors "
+                                                << in[0] << (in.size() > 1 ? "," : "")
+                                                << (in.size() > 1 ? in[1] : 0));
 }
 
 void Worker::try_accumulators(int i) {
@@ -389,6 +456,8 @@ void Worker::add_block_tensor(const Tensor& t, bool check_redundant, ExprEntry* 
     ++f.t[i].uses;
   f.t.push_back(t);
   f.t.back().steps = f.last ? answer.steps : 0;
+  if (!t.id)
+    f.t.back().id = content_id(t.type, t.e, t.lab);
   f.smem += bytes;
   block_step();
   f.smem -= bytes;

@@ -54,7 +54,7 @@ bool Worker::not_my_block_part() {
   return frame_->split && frame_->ops.empty() && part_counter_++ != task_.part;
 }
 
-const Worker::OracleAnswer& Worker::ask_oracle(expr::Expr e) {
+const OracleAnswer& Worker::ask_oracle(expr::Expr e) {
   static const OracleAnswer kKeepAll;
   if (!c_.opt.prune)
     return kKeepAll;
@@ -75,10 +75,12 @@ bool Worker::oracle_keeps(expr::Expr e) {
   return false;
 }
 
-const Worker::OracleAnswer& Worker::ask_oracle(ExprEntry& entry) {
-  if (!entry.answer)
-    entry.answer = &ask_oracle(entry.e);
-  return *entry.answer;
+const OracleAnswer& Worker::ask_oracle(ExprEntry& entry) {
+  if (!entry.asked) {
+    entry.answer = ask_oracle(entry.e);
+    entry.asked = true;
+  }
+  return entry.answer;
 }
 
 expr::Expr Worker::expression(OpKind op, const ir::OpAttrs& attrs,
@@ -87,7 +89,7 @@ expr::Expr Worker::expression(OpKind op, const ir::OpAttrs& attrs,
   return expression_entry(op, attrs, es, types).e;
 }
 
-Worker::ExprEntry& Worker::expression_entry(OpKind op, const ir::OpAttrs& attrs,
+ExprEntry& Worker::expression_entry(OpKind op, const ir::OpAttrs& attrs,
                                             const std::vector<expr::Expr>& es,
                                             const std::vector<TensorType>& types) {
   ExprKey key{};
@@ -101,6 +103,42 @@ Worker::ExprEntry& Worker::expression_entry(OpKind op, const ir::OpAttrs& attrs,
   if (fresh)
     it->second.e = expr::op_expression(c_.pool, op, attrs, es, types);
   return it->second;
+}
+
+size_t ContentHash::operator()(const Content& c) const {
+  size_t h = hash_mix(static_cast<size_t>(c.type.dtype), reinterpret_cast<size_t>(c.e));
+  for (int d = 0; d < c.type.shape.rank; ++d)
+    h = hash_mix(h, static_cast<size_t>(c.type.shape[d]));
+  for (int l : c.lab)
+    h = hash_mix(h, static_cast<size_t>(static_cast<unsigned>(l)));
+  return hash_finish(h);
+}
+
+uint32_t Worker::content_id(const TensorType& type, expr::Expr e, const Labels& lab) {
+  Content c{type, e, lab};
+  auto [it, fresh] = content_ids_.try_emplace(c, static_cast<uint32_t>(contents_.size()));
+  if (fresh)
+    contents_.push_back(std::move(c));
+  return it->second;
+}
+
+std::unique_ptr<WorkerCache> CachePool::take() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!free_.empty()) {
+      auto cache = std::move(free_.back());
+      free_.pop_back();
+      return cache;
+    }
+  }
+  return std::make_unique<WorkerCache>(memo_slots);
+}
+
+void CachePool::give(std::unique_ptr<WorkerCache> cache) {
+  if (cache->entries() > kMaxEntries)
+    return;
+  std::lock_guard<std::mutex> lock(mu_);
+  free_.push_back(std::move(cache));
 }
 
 bool Worker::ranges_like_a_rigid_sum(int red, uint64_t summand) const {
@@ -537,8 +575,10 @@ Enumerator::Enumerator(const ir::KernelGraph& program, const SearchOptions& opti
       return a.grid[0] * a.grid[1] * a.grid[2] < b.grid[0] * b.grid[1] * b.grid[2];
     });
 
-  Worker counter(c, -1, nullptr);
+  auto cache = c.caches.take();
+  Worker counter(c, -1, nullptr, *cache);
   counter.run();
+  c.caches.give(std::move(cache));
   const std::vector<int>& parts = counter.root_parts();
   for (int r = 0; r < static_cast<int>(parts.size()); ++r) {
     if (parts[static_cast<size_t>(r)] == 0)
@@ -554,8 +594,10 @@ int Enumerator::task_count() const { return static_cast<int>(cfg_->tasks.size())
 
 Enumerator::TaskOutput
 Enumerator::run_task(int task, const std::function<bool(uint64_t)>& should_stop) const {
-  Worker w(*cfg_, task, &should_stop);
+  auto cache = cfg_->caches.take();
+  Worker w(*cfg_, task, &should_stop, *cache);
   w.run();
+  cfg_->caches.give(std::move(cache));
   TaskOutput out;
   out.complete = std::move(w.complete());
   out.stats = w.stats();
@@ -563,6 +605,12 @@ Enumerator::run_task(int task, const std::function<bool(uint64_t)>& should_stop)
   out.deepest = w.deepest();
   out.deepest_expr = w.deepest_expr();
   return out;
+}
+
+void Enumerator::check_memo(size_t slots) {
+  MG_CHECK(slots > 0 && (slots & (slots - 1)) == 0, "check_memo: " << slots << " slots");
+  cfg_->check_memo = true;
+  cfg_->caches.memo_slots = slots;
 }
 
 std::string Enumerator::describe() const {

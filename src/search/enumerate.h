@@ -108,6 +108,11 @@ class Enumerator {
   // One line describing the configuration (ops, grids, ranges), for logs.
   std::string describe() const;
 
+  // For tests: every answer the workers' block-op memo gives is recomputed and compared (a
+  // difference fails an MG_CHECK), with tables of `slots` slots (a power of two: a small table
+  // makes different keys share slots). Call before running tasks.
+  void check_memo(size_t slots);
+
   struct Config;  // defined in worker.h (internal to src/search)
 
  private:

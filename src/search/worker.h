@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -144,6 +145,98 @@ struct Anchor {
   std::vector<expr::Expr> inputs;
 };
 
+// The worker's caches of pure functions of one search (its oracle, pool and options): they
+// outlive a task. The oracle and the expression pool are shared by all threads behind locks;
+// a cache is used by one worker at a time (CachePool), which keeps the threads off them, and
+// serves the next task on that thread warm (the tasks of a search differ in grid, loop and
+// first op, and meet the same expressions again).
+
+// The oracle's answer for an expression: whether it keeps it (always, with pruning off) and,
+// when Config::bound_steps, a lower bound on the ops between it and a program output
+// (expr::Oracle::steps_to_output; 0 otherwise).
+struct OracleAnswer {
+  bool keep = true;
+  int steps = 0;
+};
+
+// An op's expression and, once asked, the oracle's answer for it.
+struct ExprEntry {
+  expr::Expr e = nullptr;
+  OracleAnswer answer;  // by value: a pointer into the answers' table missed the caches
+  bool asked = false;   // `answer` holds the oracle's answer for `e`
+};
+struct ExprKey {
+  int op = 0;
+  int64_t group = 0;
+  std::array<expr::Expr, 4> in{};
+  std::array<int64_t, 4> k{};
+  bool operator==(const ExprKey&) const = default;
+};
+struct ExprKeyHash {
+  size_t operator()(const ExprKey& k) const {
+    size_t h = hash_mix(static_cast<size_t>(k.op), static_cast<size_t>(k.group));
+    for (size_t i = 0; i < 4; ++i)
+      h = hash_mix(hash_mix(h, reinterpret_cast<size_t>(k.in[i])), static_cast<size_t>(k.k[i]));
+    return h;
+  }
+};
+
+// A block tensor's content (type, expression, labels), named by a small id within a cache:
+// what output_of and the expression of an op on it depend on.
+struct Content {
+  TensorType type;
+  expr::Expr e = nullptr;
+  Labels lab{};
+  bool operator==(const Content&) const = default;
+};
+struct ContentHash {
+  size_t operator()(const Content& c) const;
+};
+
+// try_block_op's pure part, memoized: whether an op with a rank attribute on inputs of these
+// contents fits (output_of, which also reads the frame's grid and loop labels and whether it
+// is the last block graph) and, if so, its output's content id and expression entry (with
+// the oracle's answer once asked). The enumerator tries ~40 ops per prefix, nearly all of
+// which its ancestors tried on the same inputs; a direct-mapped table answers them without
+// output_of's type and label inference or a lookup in the expression table, which missed the
+// caches. One cache line per slot.
+struct alignas(64) OpMemoSlot {
+  bool filled = false;
+  int op_last = -1;  // op * 2 + last
+  int attr = 0;      // the rank attribute (a dim or an anchor: small)
+  uint32_t a = 0, b = 0;
+  std::array<int, 4> labels{};  // grid_label[0..2], loop_label
+  uint32_t result = 0;          // content id of the output; 0: does not fit (a shape prune)
+  ExprEntry entry;
+};
+static_assert(sizeof(OpMemoSlot) == 64);
+
+struct WorkerCache {
+  static constexpr size_t kOpMemoSlots = size_t{1} << 15;  // 2 MiB
+  explicit WorkerCache(size_t memo_slots) : memo(memo_slots) {}
+  std::unordered_map<expr::Expr, OracleAnswer> answers;         // node-based: entries stay put
+  std::unordered_map<ExprKey, ExprEntry, ExprKeyHash> exprs;    // node-based: entries stay put
+  std::unordered_map<Content, uint32_t, ContentHash> content_ids;
+  std::vector<Content> contents{Content{}};  // by id; id 0: none
+  std::vector<OpMemoSlot> memo;  // a power of two of slots
+  size_t entries() const { return answers.size() + exprs.size() + content_ids.size(); }
+};
+
+// The caches of one search's workers: a task takes one (a fresh one if none is free) and
+// gives it back. A cache past kMaxEntries is dropped when given back (its memory, ~100 bytes
+// an entry, stays bounded).
+class CachePool {
+ public:
+  static constexpr size_t kMaxEntries = size_t{1} << 22;
+  std::unique_ptr<WorkerCache> take();
+  void give(std::unique_ptr<WorkerCache> cache);
+  size_t memo_slots = WorkerCache::kOpMemoSlots;  // of the caches it makes
+
+ private:
+  std::mutex mu_;
+  std::vector<std::unique_ptr<WorkerCache>> free_;
+};
+
 }  // namespace enumeration
 
 struct Enumerator::Config {
@@ -174,6 +267,9 @@ struct Enumerator::Config {
     int root = 0, part = -1;
   };
   std::vector<Task> tasks;
+  mutable enumeration::CachePool caches;
+  // Tests: every hit of the block-op memo is recomputed and compared (Enumerator::check_memo).
+  bool check_memo = false;
 
   Config(const ir::KernelGraph& p, const SearchOptions& o, expr::ExprPool& pl, expr::Oracle& orc)
       : program(p), opt(o), pool(pl), oracle(orc) {}
@@ -194,6 +290,7 @@ struct Tensor {
   // block graph whose grid split a summed index wrote one part per block; `lab` keeps the
   // index of one part). Block level: the tile is one part of such a dim, read by the loop.
   std::array<int, ir::kMaxRank> parts{};
+  uint32_t id = 0;  // block level: Worker::content_id of (type, e, lab) once placed
   bool partial() const {
     return std::any_of(parts.begin(), parts.end(), [](int p) { return p > 0; });
   }
@@ -225,6 +322,7 @@ struct BlockFrame {
   std::vector<int> chosen;  // per iterator; -1 = not read yet
   // Per iterator, bit g (grid dim g < 3; bit 3: the loop): some choice partitions along it.
   std::vector<unsigned> can_map;
+  std::vector<std::vector<uint32_t>> choice_ids;  // per iterator and choice: its content id
   std::vector<Tensor> t;  // iterators first
   std::vector<BlockOpRec> ops;
   int64_t smem = 0;
@@ -238,8 +336,10 @@ struct BlockFrame {
 class Worker {
 public:
   // task -1: counts the tasks (root_parts()) instead of running one.
-  Worker(const Enumerator::Config& c, int task, const std::function<bool(uint64_t)>* should_stop)
-      : c_(c),
+  Worker(const Enumerator::Config& c, int task, const std::function<bool(uint64_t)>* should_stop,
+         WorkerCache& cache)
+      : answers_(cache.answers), expr_cache_(cache.exprs), content_ids_(cache.content_ids),
+        contents_(cache.contents), op_memo_(cache.memo), c_(c),
         task_(task < 0 ? Enumerator::Config::Task{-1, -1} : c.tasks[static_cast<size_t>(task)]),
         counting_(task < 0), should_stop_(should_stop) {
     for (size_t i = 0; i < c_.program.inputs.size(); ++i)
@@ -247,7 +347,14 @@ public:
                      Phase::kInLoop, c_.input_labels[i], false});
   }
 
-  void run() { kernel_step(); }
+  // Runs the task, then reports the states not reported yet (the stop policy counts them
+  // against its state limit; the task itself is finished, whatever the policy answers).
+  void run() {
+    kernel_step();
+    if (!stopped_ && since_poll_ > 0 && should_stop_)
+      (*should_stop_)(since_poll_);
+    since_poll_ = 0;
+  }
   // Counting: per root choice, its block parts (0: not split).
   const std::vector<int>& root_parts() const { return root_parts_; }
   bool stopped() const { return stopped_; }
@@ -279,50 +386,27 @@ private:
     return kops_.empty() && last_kernel_op() && c_.opt.split_block_tasks;
   }
 
-  // The oracle's answer for an expression: whether it keeps it (always, with pruning off) and,
-  // when Config::bound_steps, a lower bound on the ops between it and a program output
-  // (expr::Oracle::steps_to_output; 0 otherwise). Cached per worker: the oracle and the
-  // expression pool are shared by all threads behind locks; these worker-local caches keep
-  // the threads off them.
-  struct OracleAnswer {
-    bool keep = true;
-    int steps = 0;
-  };
   const OracleAnswer& ask_oracle(expr::Expr e);
   bool oracle_keeps(expr::Expr e);  // ask_oracle(e).keep, counting a prune
-
-  // An op's expression and, once asked, the oracle's answer for it: the block level's inner
-  // loop then needs one hash lookup per tried op.
-  struct ExprEntry {
-    expr::Expr e = nullptr;
-    const OracleAnswer* answer = nullptr;  // null: not asked yet
-  };
   const OracleAnswer& ask_oracle(ExprEntry& entry);
 
-  // expr::op_expression through a worker-local cache. The expression depends on the op, the
-  // attribute that enters it (sum group), the input expressions and the reduction sizes.
+  // expr::op_expression through the cache. The expression depends on the op, the attribute
+  // that enters it (sum group), the input expressions and the reduction sizes.
   expr::Expr expression(OpKind op, const ir::OpAttrs& attrs, const std::vector<expr::Expr>& es,
                         const std::vector<TensorType>& types);
   ExprEntry& expression_entry(OpKind op, const ir::OpAttrs& attrs,
                               const std::vector<expr::Expr>& es,
                               const std::vector<TensorType>& types);
-  struct ExprKey {
-    int op = 0;
-    int64_t group = 0;
-    std::array<expr::Expr, 4> in{};
-    std::array<int64_t, 4> k{};
-    bool operator==(const ExprKey&) const = default;
-  };
-  struct ExprKeyHash {
-    size_t operator()(const ExprKey& k) const {
-      size_t h = hash_mix(static_cast<size_t>(k.op), static_cast<size_t>(k.group));
-      for (size_t i = 0; i < 4; ++i)
-        h = hash_mix(hash_mix(h, reinterpret_cast<size_t>(k.in[i])), static_cast<size_t>(k.k[i]));
-      return h;
-    }
-  };
-  std::unordered_map<expr::Expr, OracleAnswer> answers_;            // node-based: entries stay put
-  std::unordered_map<ExprKey, ExprEntry, ExprKeyHash> expr_cache_;  // node-based: entries stay put
+
+  uint32_t content_id(const TensorType& type, expr::Expr e, const Labels& lab);
+
+  // The search's caches (WorkerCache), this task's while it runs.
+  std::unordered_map<expr::Expr, OracleAnswer>& answers_;
+  std::unordered_map<ExprKey, ExprEntry, ExprKeyHash>& expr_cache_;
+  std::unordered_map<Content, uint32_t, ContentHash>& content_ids_;
+  std::vector<Content>& contents_;
+  std::vector<OpMemoSlot>& op_memo_;
+  OpMemoSlot wide_slot_;  // block_op_result of an op of more than two inputs (not memoized)
 
   // Type and labels of an op's output, or nullopt (counted as a shape prune) when the inputs
   // do not fit the operator (ir::infer_type) or their labels do not (labels_for).
@@ -447,6 +531,14 @@ private:
   bool maps_still_possible() const;
 
   void try_block_op(OpKind op, const std::vector<int>& in);
+
+  // The memoized pure part of try_block_op (OpMemoSlot): the slot, or null (a shape prune,
+  // counted) when the op does not fit. `sc`: the operands' scratch, filled on a miss if null.
+  OpMemoSlot* block_op_result(OpKind op, const ir::OpAttrs& attrs, int64_t attr_code,
+                                    const std::vector<int>& in, OpScratch*& sc);
+  // Config::check_memo: recomputes a hit's answer and fails (MG_CHECK) if it differs.
+  void check_memo_hit(OpKind op, const ir::OpAttrs& attrs, const std::vector<int>& in,
+                      const OpMemoSlot& s);
 
   void try_accumulators(int i);
 

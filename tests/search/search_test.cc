@@ -219,6 +219,60 @@ TEST(Enumerate, CanonicalOrderGeneratesEachGraphOnce) {
   EXPECT_GT(complete, 4u);  // the program itself and the concat_matmul forms, at least
 }
 
+// A worker's caches (the oracle's answers, expressions, contents and the block-op memo) outlive
+// its task and serve the next one on that thread: they must not change any task's result.
+// Each task's graphs and counts are the same with the caches warmed by the tasks before it,
+// by the tasks after it (reverse order) and by every task (a second round); and every answer
+// the block-op memo gives equals a recomputation (Enumerator::check_memo), also from a table
+// of 4 slots, where most lookups find another key.
+TEST(Enumerate, WarmCachesChangeNoTasksResult) {
+  struct Out {
+    std::vector<uint64_t> graphs;
+    uint64_t states = 0, completed = 0;
+    std::vector<uint64_t> pruned;
+    bool operator==(const Out&) const = default;
+  };
+  auto run = [](const Enumerator& en, int t) {
+    auto out = en.run_task(t, [](uint64_t) { return false; });
+    EXPECT_TRUE(out.finished);
+    Out r;
+    for (const ir::KernelGraph& g : out.complete)
+      r.graphs.push_back(canonical_hash(g));
+    r.states = out.stats.states();
+    r.completed = out.stats.completed;
+    for (uint64_t n : out.stats.pruned.n)
+      r.pruned.push_back(n);
+    return r;
+  };
+  for (const std::string name : {"rms_norm_matmul", "attention", "gated_mlp"}) {
+    SCOPED_TRACE(name);
+    const ir::KernelGraph p = load_data(name);
+    SearchOptions o = testing::discovery_options(name);
+    o.forloop_ranges = {1, 4};
+    expr::ExprPool pool;
+    expr::Oracle oracle(pool, expr::abstract_expressions(p, pool).outputs);
+    Enumerator forward(p, o, pool, oracle), backward(p, o, pool, oracle);
+    forward.check_memo(size_t{1} << 15);  // as in a search
+    backward.check_memo(4);               // different keys meet in a slot
+    const int n = forward.task_count();
+    ASSERT_EQ(n, backward.task_count());
+    std::vector<Out> first(static_cast<size_t>(n)), reverse(static_cast<size_t>(n));
+    for (int t = 0; t < n; ++t)
+      first[static_cast<size_t>(t)] = run(forward, t);
+    for (int t = n - 1; t >= 0; --t)
+      reverse[static_cast<size_t>(t)] = run(backward, t);
+    size_t graphs = 0;
+    for (int t = 0; t < n; ++t) {
+      const Out& f = first[static_cast<size_t>(t)];
+      graphs += f.graphs.size();
+      EXPECT_EQ(f, reverse[static_cast<size_t>(t)]) << "task " << t << " (reverse order)";
+      EXPECT_EQ(f, run(forward, t)) << "task " << t << " (second round)";
+    }
+    EXPECT_GT(graphs, 0u);
+    EXPECT_GT(n, 10);
+  }
+}
+
 TEST(Search, PruningKeepsTheAnswersAndCutsTheWork) {
   const ir::KernelGraph p = load_data("lora");
   SearchOptions o = lora_options();
