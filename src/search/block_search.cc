@@ -139,8 +139,7 @@ void Worker::block_step() {
     return;
   ++st_.block_states;
   BlockFrame& f = *frame_;
-  if (!not_my_prefix_graphs())
-    try_complete_block();
+  try_complete_block();
   if (block_compute_ops() >= c_.opt.max_block_ops || stopped_)
     return;
   if (!block_can_finish())
@@ -428,6 +427,8 @@ void Worker::try_accumulators(int i) {
 template <class MakeRec>
 void Worker::add_block_tensor(const Tensor& t, bool check_redundant, ExprEntry* entry,
                               MakeRec&& make_rec) {
+  if (not_my_block_part())
+    return;
   BlockFrame& f = *frame_;
   const int64_t bytes = t.type.bytes();
   if (f.smem + bytes > c_.opt.target.shared_memory_per_block) {
@@ -448,8 +449,6 @@ void Worker::add_block_tensor(const Tensor& t, bool check_redundant, ExprEntry* 
     ++st_.pruned[PruneRule::kSteps];
     return;
   }
-  if (not_my_block_part())
-    return;
   note_depth(static_cast<int>(kops_.size()) + block_compute_ops() + 1, t.e);
   f.ops.push_back(make_rec());
   const std::vector<int>& in = f.ops.back().in;

@@ -43,12 +43,11 @@ SearchStats stats_from_json(const json& j) {
 }
 
 constexpr const char* kCheckpointFormat = "mugraph.search-checkpoint";
-constexpr int kCheckpointVersion = 7;  // 3: fused graphs with their screen verdicts;
+constexpr int kCheckpointVersion = 6;  // 3: fused graphs with their screen verdicts;
                                        // 4: the deepest prefix per task; 5: the fingerprint
                                        // hashes space_text (target numbers, oracle options);
                                        // 6: the verdicts are the sampled screen's only (the
                                        // every-entry test runs after the merge, again on resume)
-                                       // 7: tasks split by the first three block ops
 
 json graphs_json(const std::vector<ir::KernelGraph>& graphs) {
   json a = json::array();

@@ -29,24 +29,21 @@ bool Worker::not_my_root_choice() {
   if (!kops_.empty())
     return false;
   if (counting_)
-    root_parts_.emplace_back();
+    root_parts_.push_back(0);
   return root_counter_++ != task_.root;
 }
 
 bool Worker::not_my_root_choice(const std::vector<int>& in, int config, const Rank& rank) {
   if (!kops_.empty())
     return false;
-  choice_counter_.fill(0);
+  part_counter_ = 0;
   if (counting_) {
-    std::vector<std::vector<int>> paths;
+    int parts = 0;
     if (splits_root_block()) {
-      counted_.clear();
-      start_block(in, config, rank);  // counts the block search's first ops (not_my_block_part)
-      for (const Counted& n : counted_)
-        if (!n.parent)
-          paths.push_back(n.path);
+      start_block(in, config, rank);  // counts its first ops (not_my_block_part), runs none
+      parts = std::max(part_counter_, 1);
     }
-    root_parts_.push_back(std::move(paths));
+    root_parts_.push_back(parts);
     ++root_counter_;
     return true;
   }
@@ -54,35 +51,7 @@ bool Worker::not_my_root_choice(const std::vector<int>& in, int config, const Ra
 }
 
 bool Worker::not_my_block_part() {
-  const BlockFrame& f = *frame_;
-  const size_t d = f.ops.size();  // the op being placed is the (d + 1)-th
-  if (!f.split || d >= kSplitLevels)
-    return false;
-  const int c = choice_counter_[d]++;
-  if (d + 1 < kSplitLevels)
-    choice_counter_[d + 1] = 0;
-  if (counting_) {
-    if (d > 0)
-      counted_[open_[d - 1]].parent = true;
-    std::vector<int> path = d > 0 ? counted_[open_[d - 1]].path : std::vector<int>{};
-    path.push_back(c);
-    open_[d] = counted_.size();
-    counted_.push_back({std::move(path), false});
-    return d + 1 == kSplitLevels;  // on into it, to count its own choices
-  }
-  return d < task_.path.size() && c != task_.path[d];
-}
-
-bool Worker::not_my_prefix_graphs() const {
-  const size_t d = frame_->ops.size();
-  if (!frame_->split || d == 0)
-    return false;
-  if (counting_)
-    return true;
-  for (size_t j = d; j < task_.path.size(); ++j)
-    if (task_.path[j] != 0)
-      return true;
-  return false;
+  return frame_->split && frame_->ops.empty() && part_counter_++ != task_.part;
 }
 
 const OracleAnswer& Worker::ask_oracle(expr::Expr e) {
@@ -610,12 +579,12 @@ Enumerator::Enumerator(const ir::KernelGraph& program, const SearchOptions& opti
   Worker counter(c, -1, nullptr, *cache);
   counter.run();
   c.caches.give(std::move(cache));
-  const auto& roots = counter.root_parts();
-  for (int r = 0; r < static_cast<int>(roots.size()); ++r) {
-    if (roots[static_cast<size_t>(r)].empty())
-      c.tasks.push_back({r, {}});
-    for (const std::vector<int>& path : roots[static_cast<size_t>(r)])
-      c.tasks.push_back({r, path});
+  const std::vector<int>& parts = counter.root_parts();
+  for (int r = 0; r < static_cast<int>(parts.size()); ++r) {
+    if (parts[static_cast<size_t>(r)] == 0)
+      c.tasks.push_back({r, -1});
+    for (int p = 0; p < parts[static_cast<size_t>(r)]; ++p)
+      c.tasks.push_back({r, p});
   }
 }
 

@@ -36,7 +36,6 @@ constexpr int64_t kMaxAttr = std::numeric_limits<int64_t>::max();  // above ever
 constexpr int kCodeAccumulator = 1000;
 constexpr int kCodeGraphDefined = 2000;
 constexpr uint64_t kPollEvery = 256;
-constexpr size_t kSplitLevels = 3;  // block-op levels that define a task (Config::Task)
 
 // The rank of Mirage §4.1: input indices in decreasing order (padded with -1), type, attribute.
 struct Rank {
@@ -261,16 +260,11 @@ struct Enumerator::Config {
   bool bound_steps = false;
   // The tasks: at the kernel graph's root, each choice of a first op; when that op is
   // graph-defined and the last (SearchOptions::split_block_tasks), one task per choice of its
-  // block graph's first kSplitLevels ops (a task's block graphs are those starting with its
-  // choices; a prefix no op can follow is a task itself), so that one large block search is
-  // shared by the threads and no task is a large share of it (one first op's subtree was 23%
-  // of Table 5's cell, and ran last). Per task: the root choice and the path of block-op
-  // choices (each the index among the ops that pass the pruning rules there; empty: the whole
-  // root choice). The graphs of a prefix shorter than the path are finished by the first task
-  // below it (the one whose path continues with zeros).
+  // block graph's first op (a task's block graphs are those starting with its choice), so
+  // that one large block search is shared by the threads. Per task: the root choice and the
+  // block part (-1: the whole root choice).
   struct Task {
-    int root = 0;
-    std::vector<int> path;
+    int root = 0, part = -1;
   };
   std::vector<Task> tasks;
   mutable enumeration::CachePool caches;
@@ -346,7 +340,7 @@ public:
          WorkerCache& cache)
       : answers_(cache.answers), expr_cache_(cache.exprs), content_ids_(cache.content_ids),
         contents_(cache.contents), op_memo_(cache.memo), c_(c),
-        task_(task < 0 ? Enumerator::Config::Task{-1, {}} : c.tasks[static_cast<size_t>(task)]),
+        task_(task < 0 ? Enumerator::Config::Task{-1, -1} : c.tasks[static_cast<size_t>(task)]),
         counting_(task < 0), should_stop_(should_stop) {
     for (size_t i = 0; i < c_.program.inputs.size(); ++i)
       kt_.push_back({c_.program.tensor(c_.program.inputs[i]).type, c_.input_exprs[i], 0,
@@ -362,8 +356,7 @@ public:
     since_poll_ = 0;
   }
   // Counting: per root choice, its block parts (0: not split).
-  // Counting: per root choice, the paths of its tasks (Config::Task; none: one task).
-  const std::vector<std::vector<std::vector<int>>>& root_parts() const { return root_parts_; }
+  const std::vector<int>& root_parts() const { return root_parts_; }
   bool stopped() const { return stopped_; }
   SearchStats& stats() { return st_; }
   std::vector<ir::KernelGraph>& complete() { return complete_; }
@@ -384,14 +377,8 @@ private:
   // configuration `config`, whose block search is split into parts (counted when counting).
   bool not_my_root_choice();
   bool not_my_root_choice(const std::vector<int>& in, int config, const Rank& rank);
-  // Within a split block search: true if this choice of the op placed now (within the first
-  // kSplitLevels) is not on our task's path. Counting: records it (counted_) and goes on into
-  // it unless it is at the last split level. Asked after the op passed every pruning rule: a
-  // task per op that survives them.
+  // Within a split block search: true if this choice of its first op is not our part.
   bool not_my_block_part();
-  // Whether the block graphs of the current prefix are not ours to finish: another task
-  // below it does (Config::Task), or, counting, none here.
-  bool not_my_prefix_graphs() const;
   // Whether a graph-defined op placed now has its block search split into tasks: at the root,
   // when it is the last kernel op (otherwise each part would redo the block searches of the
   // ops after it, which one task shares between the block graphs it finds: memo_).
@@ -584,17 +571,8 @@ private:
   const Enumerator::Config& c_;
   const Enumerator::Config::Task task_;
   const bool counting_;
-  std::vector<std::vector<std::vector<int>>> root_parts_;
-  // Counting: the choice paths met in the root choice's block search, in order; `parent`: some
-  // op followed it within kSplitLevels (so it is not a task itself). open_[d]: the entry of
-  // the depth-d prefix being explored.
-  struct Counted {
-    std::vector<int> path;
-    bool parent = false;
-  };
-  std::vector<Counted> counted_;
-  std::array<size_t, kSplitLevels> open_{};
-  std::array<int, kSplitLevels> choice_counter_{};  // per depth: the choices met so far
+  std::vector<int> root_parts_;
+  int part_counter_ = 0;
   const std::function<bool(uint64_t)>* should_stop_;
   SearchStats st_;
   int deepest_ = 0;

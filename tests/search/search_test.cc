@@ -324,36 +324,6 @@ TEST(Search, StepsBoundAndSplitTasksKeepTheAnswers) {
   EXPECT_GT(both->stats.tasks_total, unsplit->stats.tasks_total);
 }
 
-// Tasks are split by their first block ops (Config::Task paths); a block graph shorter than a
-// task's path (here the matmul and the add, with a third op possible after them: no pruning)
-// is finished by one task only, not by every task below its prefix.
-TEST(Search, SplitTasksFinishShortBlockGraphsOnce) {
-  const ir::KernelGraph p = parse_ok(R"(
-input X : f32[8, 16]
-input W : f32[16, 8]
-Y = matmul(X, W)
-Z = add(X, X)
-output Y, Z
-)");
-  SearchOptions o;
-  o.max_kernel_ops = 1;
-  o.max_block_ops = 3;
-  o.grid_sizes = {1, 2};
-  o.min_blocks = 1;
-  o.forloop_ranges = {1};
-  o.threads = 2;
-  o.prune = false;
-  auto split = search_lax(p, o);
-  o.split_block_tasks = false;
-  auto whole = search_lax(p, o);
-  ASSERT_TRUE(split.ok() && whole.ok());
-  EXPECT_FALSE(split->candidates.empty());
-  EXPECT_EQ(hashes(*split), hashes(*whole));
-  EXPECT_EQ(split->stats.completed, whole->stats.completed);
-  EXPECT_EQ(split->stats.duplicates, 0u);
-  EXPECT_GT(split->stats.tasks_total, 10 * whole->stats.tasks_total);
-}
-
 // Interrupt at random points (a state limit), resume from the checkpoint until done, and
 // compare with an uninterrupted run: same candidates, nothing lost.
 TEST(Search, InterruptAndResumeLosesNothing) {
