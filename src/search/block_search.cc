@@ -3,6 +3,7 @@
 // canonical order (iterator maps, block ops, accumulators), completed with output maps.
 #include <algorithm>
 #include <functional>
+#include <sstream>
 
 #include "ir/builder.h"
 #include "search/worker.h"
@@ -386,10 +387,12 @@ void Worker::check_memo_hit(OpKind op, const ir::OpAttrs& attrs, const std::vect
   st_.pruned = counted;
   const expr::Expr e = out ? expression(op, attrs, sc.es, sc.types) : nullptr;
   const uint32_t result = out ? content_id(out->first, e, out->second) : 0;
+  std::ostringstream on;
+  for (size_t i = 0; i < in.size(); ++i)
+    on << (i ? "," : "") << in[i];
   MG_CHECK(result == s.result && (!out || e == s.entry.e),
            "block op memo: a stale answer for " << ir::op_name(op) << " on block tensors "
-                                                << in[0] << (in.size() > 1 ? "," : "")
-                                                << (in.size() > 1 ? in[1] : 0));
+                                                << on.str());
 }
 
 void Worker::try_accumulators(int i) {

@@ -131,7 +131,13 @@ std::unique_ptr<WorkerCache> CachePool::take() {
       return cache;
     }
   }
-  return std::make_unique<WorkerCache>(memo_slots);
+  return std::make_unique<WorkerCache>(memo_slots_);
+}
+
+void CachePool::set_memo_slots(size_t slots) {
+  std::lock_guard<std::mutex> lock(mu_);
+  memo_slots_ = slots;
+  free_.clear();
 }
 
 void CachePool::give(std::unique_ptr<WorkerCache> cache) {
@@ -610,7 +616,7 @@ Enumerator::run_task(int task, const std::function<bool(uint64_t)>& should_stop)
 void Enumerator::check_memo(size_t slots) {
   MG_CHECK(slots > 0 && (slots & (slots - 1)) == 0, "check_memo: " << slots << " slots");
   cfg_->check_memo = true;
-  cfg_->caches.memo_slots = slots;
+  cfg_->caches.set_memo_slots(slots);  // the counting pass's cache had the default
 }
 
 std::string Enumerator::describe() const {

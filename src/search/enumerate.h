@@ -64,10 +64,8 @@
 // with the ir builders (so they are valid uGraphs) and handed to the caller for verification.
 //
 // WORK SPLIT. The first kernel op (a predefined op, or a graph-defined op's input set, grid
-// and range) defines a task; when that graph-defined op is the last kernel op, its block search
-// is split further by its first three block ops (Config::Task in worker.h). Tasks are
-// independent and deterministic, so the search can run them on any number of threads and merge
-// the results in task order.
+// and range) defines a task; tasks are independent and deterministic, so the search can run
+// them on any number of threads and merge the results in task order.
 #pragma once
 
 #include <functional>

@@ -148,7 +148,7 @@ struct Anchor {
 // The worker's caches of pure functions of one search (its oracle, pool and options): they
 // outlive a task. The oracle and the expression pool are shared by all threads behind locks;
 // a cache is used by one worker at a time (CachePool), which keeps the threads off them, and
-// serves the next task on that thread warm (the tasks of a search differ in grid, loop and
+// serves a later task warm, on whichever thread (the tasks of a search differ in grid, loop and
 // first op, and meet the same expressions again).
 
 // The oracle's answer for an expression: whether it keeps it (always, with pruning off) and,
@@ -230,11 +230,13 @@ class CachePool {
   static constexpr size_t kMaxEntries = size_t{1} << 22;
   std::unique_ptr<WorkerCache> take();
   void give(std::unique_ptr<WorkerCache> cache);
-  size_t memo_slots = WorkerCache::kOpMemoSlots;  // of the caches it makes
+  // Tests: the memo's slots in the caches made from now on; the free caches are dropped.
+  void set_memo_slots(size_t slots);
 
  private:
   std::mutex mu_;
   std::vector<std::unique_ptr<WorkerCache>> free_;
+  size_t memo_slots_ = WorkerCache::kOpMemoSlots;
 };
 
 }  // namespace enumeration
@@ -347,8 +349,10 @@ public:
                      Phase::kInLoop, c_.input_labels[i], false});
   }
 
-  // Runs the task, then reports the states not reported yet (the stop policy counts them
-  // against its state limit; the task itself is finished, whatever the policy answers).
+  // Runs the task, then reports the states not reported yet, so that the stop policy counts
+  // them against its state limit. The enumeration is finished whatever the policy answers; a
+  // stop this report triggers applies to what comes next (the task's screen may then stop
+  // it: it runs again, nothing is lost).
   void run() {
     kernel_step();
     if (!stopped_ && since_poll_ > 0 && should_stop_)
