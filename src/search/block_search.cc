@@ -341,9 +341,8 @@ void Worker::try_block_op(OpKind op, const std::vector<int>& in) {
   }
 }
 
-OpMemoSlot* Worker::block_op_result(OpKind op, const ir::OpAttrs& attrs,
-                                                  int64_t attr_code, const std::vector<int>& in,
-                                                  OpScratch*& sc) {
+OpMemoSlot* Worker::block_op_result(OpKind op, const ir::OpAttrs& attrs, int64_t attr_code,
+                                    const std::vector<int>& in, OpScratch*& sc) {
   const BlockFrame& f = *frame_;
   const uint32_t a = f.t[static_cast<size_t>(in[0])].id;
   const uint32_t b = in.size() > 1 ? f.t[static_cast<size_t>(in[1])].id : 0;
@@ -360,8 +359,8 @@ OpMemoSlot* Worker::block_op_result(OpKind op, const ir::OpAttrs& attrs,
     h = hash_mix(h, static_cast<size_t>(static_cast<unsigned>(l)));
   OpMemoSlot& s =
       in.size() > 2 ? wide_slot_ : op_memo_[hash_finish(h) & (op_memo_.size() - 1)];
-  if (in.size() <= 2 && s.filled && s.attr == attr && s.a == a && s.b == b && s.op_last == op_last &&
-      s.labels == labels) {
+  if (in.size() <= 2 && s.filled && s.attr == attr && s.a == a && s.b == b &&
+      s.op_last == op_last && s.labels == labels) {
     if (c_.check_memo)
       check_memo_hit(op, attrs, in, s);
     if (s.result == 0) {
