@@ -32,6 +32,8 @@ void Worker::start_block(const std::vector<int>& kin, int config, const Rank& ra
   for (const DoneBlock& d : it->second) {
     if (stopped_)
       return;
+    replay_key_ = d.key;
+    const Window window(*this, piece_ && split);  // a piece's block graphs are all its own
     bool fresh = true;
     for (const Tensor& t : d.outs)
       fresh &= !redundant(kt_, t.type, t.e, Phase::kInLoop);
@@ -431,6 +433,38 @@ void Worker::add_block_tensor(const Tensor& t, bool check_redundant, ExprEntry* 
                               MakeRec&& make_rec) {
   if (not_my_block_part())
     return;
+  const size_t m = frame_->ops.size();
+  if (!frame_->split) {
+    place_block_tensor(t, check_redundant, entry, make_rec);
+    return;
+  }
+  if (m == 0) {  // the task's first op (its part): level 1 starts
+    counter_[1] = 0;
+    key_[1] = 0;
+    hi_[1] = level_ == 1 ? range_.hi : PieceRange::kNoEnd;
+    place_block_tensor(t, check_redundant, entry, make_rec);
+    return;
+  }
+  // A choice at level m, numbered before any pruning rule: this worker's, or skipped
+  // (PIECES OF A TASK).
+  const int c = counter_[m]++;
+  if (my_choice(m, c)) {
+    if (split_off_ && static_cast<int>(m) >= level_ && spare_->wanted())
+      split_rest(m, c);  // not on the path to this piece's level: that is its parent's
+    cur_[m] = c;
+    key_[m] = 2 * c + 1;
+    counter_[m + 1] = 0;
+    key_[m + 1] = 0;
+    hi_[m + 1] = static_cast<int>(m) + 1 == level_ ? range_.hi : PieceRange::kNoEnd;
+    const Window window(*this, piece_ && static_cast<int>(m) == level_);
+    place_block_tensor(t, check_redundant, entry, make_rec);
+  }
+  key_[m] = 2 * c + 2;
+}
+
+template <class MakeRec>
+void Worker::place_block_tensor(const Tensor& t, bool check_redundant, ExprEntry* entry,
+                                MakeRec& make_rec) {
   BlockFrame& f = *frame_;
   const int64_t bytes = t.type.bytes();
   if (f.smem + bytes > c_.opt.target.shared_memory_per_block) {
@@ -573,8 +607,11 @@ int Worker::partial_sums_dim(const ir::DimMap& m, int g, int rank) {
 }
 
 void Worker::finish_block(const std::vector<int>& outs, const std::vector<ir::DimMap>& omaps) {
+  if (outside_window())
+    return;  // a piece's walk to its choices: the task's own
   BlockFrame& f = *frame_;
   DoneBlock d;
+  d.key.assign(key_.begin() + 1, key_.begin() + 1 + static_cast<std::ptrdiff_t>(f.ops.size()));
   for (size_t j = 0; j < outs.size(); ++j) {
     Tensor t{saved_type(f.t[outs[j]].type, omaps[j], f.cfg.grid),
              f.t[outs[j]].e,

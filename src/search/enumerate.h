@@ -65,7 +65,9 @@
 //
 // WORK SPLIT. The first kernel op (a predefined op, or a graph-defined op's input set, grid
 // and range) defines a task; tasks are independent and deterministic, so the search can run
-// them on any number of threads and merge the results in task order.
+// them on any number of threads and merge the results in task order. When that op is the
+// last and graph-defined, each choice of its block graph's first op is a task; the choices of
+// the second op are pieces that a long task hands to threads with no task left (worker.h).
 #pragma once
 
 #include <functional>
@@ -75,6 +77,7 @@
 #include "expr/oracle.h"
 #include "ir/graph.h"
 #include "search/options.h"
+#include "search/task_pool.h"
 
 namespace mugraph::search {
 
@@ -100,10 +103,16 @@ class Enumerator {
     // its last op's expression (null: none), for the "nothing found" diagnostics.
     int deepest = 0;
     expr::Expr deepest_expr = nullptr;
+    double seconds = 0;  // enumeration time, summed over the threads that ran its pieces
+    int pieces = 0;      // pieces split off and merged (0: it ran as one)
   };
   // Runs one task. `should_stop(n)` is polled every few hundred states and after every new
-  // oracle query, with n = the states generated since the last poll.
-  TaskOutput run_task(int task, const std::function<bool(uint64_t)>& should_stop) const;
+  // oracle query, with n = the states generated since the last poll (from every thread
+  // running a piece of the task). With `spare`, the task hands pieces of a split block search
+  // to the pool's spare threads while they want work (PIECES OF A TASK in worker.h) and
+  // merges them: the output is the same as without.
+  TaskOutput run_task(int task, const std::function<bool(uint64_t)>& should_stop,
+                      SpareThreads* spare = nullptr) const;
 
   // One line describing the configuration (ops, grids, ranges), for logs.
   std::string describe() const;

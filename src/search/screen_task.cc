@@ -134,14 +134,13 @@ ir::KernelGraph in_program_order(ir::KernelGraph g, const std::vector<int>& perm
 }
 
 TaskResult run_screened_task(const TaskContext& c, int task, const StopCheck& stop) {
-  const auto te = Clock::now();
-  Enumerator::TaskOutput out = c.enumerator.run_task(task, stop);
+  Enumerator::TaskOutput out = c.enumerator.run_task(task, stop, c.spare);
   TaskResult tr;
   tr.stats = out.stats;
   tr.stats.deepest = out.deepest;
   if (out.deepest_expr)
     tr.stats.deepest_prefix = expr::to_string_abbreviated(out.deepest_expr, {}, 240);
-  tr.stats.enumerate_seconds = since(te);
+  tr.stats.enumerate_seconds = out.seconds;
   const auto tv = Clock::now();
   for (const ir::KernelGraph& complete : out.complete) {
     // A screen of a paper-size candidate can take seconds: past the budget (or on Ctrl-C) the

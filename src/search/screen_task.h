@@ -23,6 +23,7 @@ struct TaskContext {
   const Enumerator& enumerator;
   Deadline deadline;                // a screen past it stops inside
   std::function<void()> on_found;  // a graph passed the screen (may be empty)
+  SpareThreads* spare = nullptr;   // the pool's spare threads (Enumerator::run_task; may be null)
 };
 
 // Runs task `task` of c.enumerator. The result's `done` is false when `stop` or the deadline

@@ -27,6 +27,7 @@
 #include "search/task_pool.h"
 #include "support/hash.h"
 #include "support/memory.h"
+#include "support/reaper.h"
 
 namespace mugraph::search {
 
@@ -148,10 +149,11 @@ Status check_search_input(const ir::KernelGraph& program, const SearchOptions& o
 Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOptions& o,
                                   expr::ExprPool& pool, expr::Oracle& oracle,
                                   const Deadline& deadline, Clock::time_point t0,
-                                  bool keep_checkpoint,
+                                  bool keep_checkpoint, Reaper& reaper,
                                   std::vector<TaskResult>* finished = nullptr) {
   SearchResult result;
-  Enumerator en(program, o, pool, oracle);
+  auto enumerator = std::make_unique<Enumerator>(program, o, pool, oracle);
+  const Enumerator& en = *enumerator;
   const int ntasks = en.task_count();
   std::vector<TaskResult> tasks(static_cast<size_t>(ntasks));
   const std::string fp = fingerprint(program, o);
@@ -191,7 +193,8 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
         best_model_s = std::min(best_model_s, opt::estimate(g, o.target).total_s);
     tasks[static_cast<size_t>(i)] = std::move(tr);
   };
-  const TaskContext context{program, o, en, deadline, [&found] { ++found; }};
+  SpareThreads spare;  // threads with no task left run pieces of the long ones
+  const TaskContext context{program, o, en, deadline, [&found] { ++found; }, &spare};
   auto run_task = [&](int i, const StopCheck& check) {
     store(i, run_screened_task(context, i, check));
   };
@@ -202,6 +205,7 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
   policy.over_memory = search_memory_check();
   TaskPoolOptions po;
   po.threads = o.threads;
+  po.spare = &spare;
   for (const TaskResult& t : tasks) {
     po.relaxed.push_back(t.retry && !t.done);
     po.skip.push_back(t.done);
@@ -252,6 +256,9 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
   }
   const TaskPoolResult pool_result = run_tasks(ntasks, run_task, policy, po);
   ranks.reset();  // END: the other ranks drop the space
+  // Its workers' caches (millions of entries) are freed while the search goes on.
+  const std::string space = en.describe();
+  reaper.drop(std::move(enumerator));
   result.stop_reason = pool_result.stop;
   result.stats.states_all = pool_result.states;
   result.stats.tasks_by_ranks = by_ranks.load();
@@ -324,7 +331,7 @@ Result<SearchResult> search_space(const ir::KernelGraph& program, const SearchOp
     else
       os << s.completed << " uGraphs matched the output expressions but all " << s.rejected
          << " failed the verifier's screen test";
-    os << " [" << en.describe() << "]";
+    os << " [" << space << "]";
     result.why_none = os.str();
   }
   return result;
@@ -380,7 +387,8 @@ constexpr const char* kStageFileInfix = ".stage-";
 // by a deeper one while time is left.
 Result<SearchResult> search_planned(const ir::KernelGraph& program, const SearchOptions& o,
                                     expr::ExprPool& pool, expr::Oracle& oracle,
-                                    const Deadline& deadline, Clock::time_point t0) {
+                                    const Deadline& deadline, Clock::time_point t0,
+                                    Reaper& reaper) {
   std::vector<Stage> stages = plan_stages(program, o);
   auto checkpoint_of = [&](const SearchOptions& so) {
     return o.checkpoint + kStageFileInfix + fingerprint(program, so);
@@ -424,7 +432,7 @@ Result<SearchResult> search_planned(const ir::KernelGraph& program, const Search
       r = split_from_best(program, so, all.candidates, seen, so.deadline);
     } else {
       MG_ASSIGN_OR_RETURN(r, search_space(program, so, pool, oracle, so.deadline, Clock::now(),
-                                          !o.checkpoint.empty()));
+                                          !o.checkpoint.empty(), reaper));
     }
     if (r.stats.first_candidate_seconds >= 0) r.stats.first_candidate_seconds += start;
     const StopReason stop = r.stop_reason;
@@ -539,15 +547,16 @@ Result<SearchResult> search_lax(const ir::KernelGraph& program, const SearchOpti
   expr::ExprPool pool;
   const expr::GraphExprs ge = expr::abstract_expressions(program, pool);
   expr::Oracle oracle(pool, ge.outputs, o.oracle);
+  Reaper reaper;  // after the oracle: joined before it goes
   const double oracle_seconds = since(t0);
   // The tasks (enumerate, screen on sampled entries) get kEnumerateShare of the time; the
   // every-entry test of the distinct candidates, best first, the rest (screen_task.h).
   const Deadline tasks_end = deadline.share(kEnumerateShare);
   std::vector<TaskResult> finished;  // a single space's tasks (a planned search keeps its stages')
   MG_ASSIGN_OR_RETURN(SearchResult r,
-                      o.plan ? search_planned(program, o, pool, oracle, tasks_end, t0)
+                      o.plan ? search_planned(program, o, pool, oracle, tasks_end, t0, reaper)
                              : search_space(program, o, pool, oracle, tasks_end, t0, false,
-                                            &finished));
+                                            reaper, &finished));
   r.stats.space_seconds = since(t0);
   // A planned search's every-entry test takes the best candidate of each stage first, then
   // the rest best first: a budget that ends it early still hands out each stage's form (the

@@ -112,12 +112,84 @@ class Pool {
   std::atomic<int> hard_code_{static_cast<int>(StopReason::kExhausted)};
 };
 
+}  // namespace
+
+struct SpareThreads::Piece {
+  std::function<void()> fn;
+  bool taken = false, done = false;  // guarded by SpareThreads::mu_
+};
+
+std::shared_ptr<SpareThreads::Piece> SpareThreads::post(std::function<void()> fn) {
+  auto p = std::make_shared<Piece>();
+  p->fn = std::move(fn);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(p);
+    ++queued_;
+    if (forced_.load() > 0) --forced_;
+  }
+  cv_.notify_all();
+  return p;
+}
+
+bool SpareThreads::run_one(std::unique_lock<std::mutex>& lock) {
+  if (queue_.empty()) return false;
+  std::shared_ptr<Piece> p = std::move(queue_.front());
+  queue_.pop_front();
+  --queued_;
+  p->taken = true;
+  lock.unlock();
+  p->fn();
+  lock.lock();
+  p->done = true;
+  cv_.notify_all();
+  return true;
+}
+
+void SpareThreads::finish(const std::shared_ptr<Piece>& p) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (!p->taken) {  // nobody took it: run it here
+    queue_.erase(std::find(queue_.begin(), queue_.end(), p));
+    --queued_;
+    p->taken = true;
+    lock.unlock();
+    p->fn();
+    lock.lock();
+    p->done = true;
+    cv_.notify_all();
+    return;
+  }
+  while (!p->done) {
+    if (run_one(lock)) continue;
+    ++idle_;
+    cv_.wait(lock);
+    --idle_;
+  }
+}
+
+bool SpareThreads::serve(std::chrono::milliseconds wait) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (run_one(lock)) return true;
+  ++idle_;
+  cv_.wait_for(lock, wait);
+  --idle_;
+  return false;
+}
+
+void SpareThreads::wake() {
+  { std::lock_guard<std::mutex> lock(mu_); }
+  cv_.notify_all();
+}
+
+namespace {
+
 // The threads of this process: each takes tasks until none is left. More can be added while
 // the pool runs (a dead peer's tasks after every thread has finished).
 class Threads {
  public:
-  Threads(Pool& pool, const std::function<void(int, const StopCheck&)>& run_task)
-      : pool_(pool), run_task_(run_task) {}
+  Threads(Pool& pool, const std::function<void(int, const StopCheck&)>& run_task,
+          SpareThreads* spare)
+      : pool_(pool), run_task_(run_task), spare_(spare) {}
   ~Threads() {
     for (std::thread& t : threads_) t.join();
   }
@@ -137,11 +209,21 @@ class Threads {
   }
 
  private:
+  // Takes tasks until none is left, then (with spare threads) runs the pieces the tasks still
+  // running split off, until no task runs.
   void work() {
-    while (std::optional<std::pair<int, bool>> t = pool_.take()) {
-      const bool relaxed = t->second;
-      const StopCheck stop_check = [this, relaxed](uint64_t n) { return pool_.check(n, relaxed); };
-      run_task_(t->first, stop_check);
+    for (;;) {
+      if (std::optional<std::pair<int, bool>> t = pool_.take()) {
+        const bool relaxed = t->second;
+        const StopCheck stop_check = [this, relaxed](uint64_t n) { return pool_.check(n, relaxed); };
+        ++active_;
+        run_task_(t->first, stop_check);
+        --active_;
+        if (spare_) spare_->wake();
+        continue;
+      }
+      if (!spare_ || active_.load() == 0) break;  // no task left to split a piece off
+      spare_->serve(std::chrono::milliseconds(5));
     }
     std::lock_guard<std::mutex> lock(mu_);
     --running_;
@@ -150,6 +232,8 @@ class Threads {
 
   Pool& pool_;
   const std::function<void(int, const StopCheck&)>& run_task_;
+  SpareThreads* spare_;
+  std::atomic<int> active_{0};  // threads running a task
   mutable std::mutex mu_;
   std::condition_variable cv_;
   int running_ = 0;
@@ -202,7 +286,7 @@ TaskPoolResult run_tasks(int count, const std::function<void(int, const StopChec
   int nthreads = thread_count(options.threads);
   nthreads = std::max(1, std::min(nthreads, std::max(static_cast<int>(pool.size()), 1)));
   {
-    Threads threads(pool, run_task);
+    Threads threads(pool, run_task, options.spare);
     threads.start(nthreads);
     if (options.remote) {
       drive_remote(pool, threads, *options.remote, options);

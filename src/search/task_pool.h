@@ -14,10 +14,19 @@
 // take tasks from the same queue: the calling thread then hands them tasks as they have room
 // (dynamic hand-out), tells them when the policy says stop, and puts the tasks of a peer that
 // died back in the queue, for a thread or another peer to run from their start.
+//
+// SPARE THREADS. A thread with no task left does not end while tasks still run: it runs the
+// pieces those tasks split off for it (SpareThreads; Enumerator::run_task splits the rest of a
+// long block search when a thread is spare). The task that split off a piece merges its
+// result itself, so what a task returns does not depend on who ran its pieces.
 #pragma once
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <utility>
 #include <cstdint>
@@ -57,6 +66,34 @@ class RemoteRunner {
   virtual int in_flight() const = 0;  // tasks handed out whose results have not come back
 };
 
+// Pieces of running tasks, run by the pool's threads that have no task left. Thread-safe.
+class SpareThreads {
+ public:
+  struct Piece;
+  // `forced`: wanted() is true until that many pieces were posted (tests: tasks split with
+  // no thread waiting; with no thread to take them, a task runs them itself in finish()).
+  explicit SpareThreads(int forced = 0) : forced_(forced) {}
+  // Whether splitting off a piece now pays: more threads wait for work than pieces wait for
+  // a thread.
+  bool wanted() const { return forced_.load() > 0 || idle_.load() > queued_.load(); }
+  // Queues `fn` for a spare thread; the caller must finish() the piece before it ends.
+  std::shared_ptr<Piece> post(std::function<void()> fn);
+  // Returns once `p` has run: runs it here if no thread took it, else runs other queued pieces
+  // (or waits, counted as a spare thread) until the thread that took it is done.
+  void finish(const std::shared_ptr<Piece>& p);
+  // The pool's side: runs one queued piece (true), or waits up to `wait` for one (false).
+  bool serve(std::chrono::milliseconds wait);
+  // The pool's side: wakes the threads waiting in serve() (a task ended: they may leave).
+  void wake();
+
+ private:
+  bool run_one(std::unique_lock<std::mutex>& lock);  // the oldest queued piece, if any
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::shared_ptr<Piece>> queue_;  // guarded by mu_
+  std::atomic<int> forced_, idle_{0}, queued_{0};
+};
+
 struct TaskPoolOptions {
   int threads = 0;               // 0: all cores (never more than tasks)
   std::vector<bool> relaxed;     // per task (empty: none): first, and free of the state limit
@@ -64,6 +101,9 @@ struct TaskPoolOptions {
   // Called about once a second from the calling thread while tasks run, with the states so far.
   std::function<void(uint64_t states)> tick;
   RemoteRunner* remote = nullptr;  // other processes taking tasks too (may be null)
+  // Pieces of running tasks (may be null: a thread with no task left then ends). run_task is
+  // the one to post them (it holds the same object).
+  SpareThreads* spare = nullptr;
 };
 
 struct TaskPoolResult {

@@ -22,6 +22,7 @@
 #include "search/block_maps.h"
 #include "search/enumerate.h"
 #include "search/index_labels.h"
+#include "search/task_pool.h"
 #include "support/hash.h"
 
 namespace mugraph::search {
@@ -335,15 +336,47 @@ struct BlockFrame {
   int max_outputs = 1;
 };
 
+// PIECES OF A TASK. In a task whose block search is split (Config::Task::part >= 0), the ops
+// after the first are choices at levels 1, 2, ... (the ops placed before them), numbered in
+// order within their parent choice before any pruning rule. While a thread is spare
+// (SpareThreads::wanted), a worker at a choice hands the rest of a range to a piece: the
+// choices after its current one at the shallowest level where some may remain. A piece
+// (PieceRange: the choices on the path to its level, then a range [lo, hi) there) walks that
+// path and runs only its range, and may hand on its own rest the same way; the worker that
+// split it off skips it. A piece keeps only what its range makes (block graphs, the kernel
+// graphs completed from them, counts, depth); the rest is its parent's. Every block graph and
+// kernel graph carries an order key (per level: 2c + 1 inside choice c, 2c after c choices),
+// so that a task merges its pieces' graphs into the order one worker would have made them in
+// (Enumerator::run_task).
+struct PieceRange {
+  static constexpr int kNoEnd = std::numeric_limits<int>::max();
+  std::vector<int> path;  // the choices at levels 1 .. level - 1
+  int lo = 0, hi = kNoEnd;
+  int level() const { return static_cast<int>(path.size()) + 1; }
+  bool whole() const { return path.empty() && lo == 0 && hi == kNoEnd; }
+};
+using OrderKey = std::vector<int>;
+
 class Worker {
 public:
-  // task -1: counts the tasks (root_parts()) instead of running one.
+  // task -1: counts the tasks (root_parts()) instead of running one. `range`: the piece of
+  // the task to run (all of it by default); `split_off(piece)`, when given, hands a piece to
+  // another worker while `spare` wants one.
   Worker(const Enumerator::Config& c, int task, const std::function<bool(uint64_t)>* should_stop,
-         WorkerCache& cache)
+         WorkerCache& cache, PieceRange range = {},
+         const std::function<void(PieceRange)>* split_off = nullptr,
+         const SpareThreads* spare = nullptr)
       : answers_(cache.answers), expr_cache_(cache.exprs), content_ids_(cache.content_ids),
         contents_(cache.contents), op_memo_(cache.memo), c_(c),
         task_(task < 0 ? Enumerator::Config::Task{-1, -1} : c.tasks[static_cast<size_t>(task)]),
-        counting_(task < 0), should_stop_(should_stop) {
+        counting_(task < 0), should_stop_(should_stop), range_(std::move(range)),
+        piece_(!range_.whole()), level_(range_.level()),
+        split_off_(spare ? split_off : nullptr), spare_(spare) {
+    const size_t levels = static_cast<size_t>(std::max(c.opt.max_block_ops, level_)) + 2;
+    counter_.assign(levels, 0);
+    cur_.assign(levels, 0);
+    hi_.assign(levels, PieceRange::kNoEnd);
+    key_.assign(levels, 0);
     for (size_t i = 0; i < c_.program.inputs.size(); ++i)
       kt_.push_back({c_.program.tensor(c_.program.inputs[i]).type, c_.input_exprs[i], 0,
                      Phase::kInLoop, c_.input_labels[i], false});
@@ -358,12 +391,16 @@ public:
     if (!stopped_ && since_poll_ > 0 && should_stop_)
       (*should_stop_)(since_poll_);
     since_poll_ = 0;
+    if (piece_)
+      st_ = counted_;
   }
   // Counting: per root choice, its block parts (0: not split).
   const std::vector<int>& root_parts() const { return root_parts_; }
   bool stopped() const { return stopped_; }
   SearchStats& stats() { return st_; }
   std::vector<ir::KernelGraph>& complete() { return complete_; }
+  // Per complete graph, its order key (PIECES OF A TASK).
+  const std::vector<OrderKey>& complete_keys() const { return complete_keys_; }
   // The deepest prefix the oracle kept (ops: kernel ops before it plus the block ops of the
   // graph it is in) and the expression of its last op; 0 / null before any.
   int deepest() const { return deepest_; }
@@ -492,6 +529,7 @@ private:
   struct DoneBlock {
     std::shared_ptr<const ir::BlockGraph> block;
     std::vector<Tensor> outs;  // kernel-level types and expressions of its outputs
+    OrderKey key;              // its order key (PIECES OF A TASK)
   };
 
   // The block graphs over kernel tensors `kin` depend only on their types and expressions and
@@ -552,6 +590,35 @@ private:
   template <class MakeRec>
   void add_block_tensor(const Tensor& t, bool check_redundant, ExprEntry* entry,
                         MakeRec&& make_rec);
+  template <class MakeRec>
+  void place_block_tensor(const Tensor& t, bool check_redundant, ExprEntry* entry,
+                          MakeRec& make_rec);
+  // PIECES OF A TASK: whether choice c at level m is this worker's; hands a piece to a
+  // spare thread (the rest of the shallowest level with choices left, after the current one).
+  bool my_choice(size_t m, int c) const;
+  void split_rest(size_t m, int c);
+
+  // What runs while one lives counts in a piece's stats (PIECES OF A TASK): the subtree of
+  // one of its choices, the replay of its block graphs. No-op outside a piece (`on` false).
+  struct Window {
+    Worker& w;
+    const bool on;
+    SearchStats before;
+    Window(Worker& worker, bool on_) : w(worker), on(on_) {
+      if (on) {
+        before = w.st_;
+        ++w.window_;
+      }
+    }
+    ~Window() {
+      if (on) {
+        --w.window_;
+        w.count_since(before);
+      }
+    }
+  };
+  void count_since(const SearchStats& before);
+  bool outside_window() const { return piece_ && window_ == 0; }
 
   // ---------------------------------------------------------------------------------------
   // Block completion (Algorithm 1 lines 22-24).
@@ -582,9 +649,21 @@ private:
   int deepest_ = 0;
   expr::Expr deepest_expr_ = nullptr;
   void note_depth(int ops, expr::Expr e) {
-    if (ops > deepest_) deepest_ = ops, deepest_expr_ = e;
+    if (ops > deepest_ && !outside_window()) deepest_ = ops, deepest_expr_ = e;
   }
   std::vector<ir::KernelGraph> complete_;
+  std::vector<OrderKey> complete_keys_;
+  // PIECES OF A TASK. Per level m (1 = the second op): choices met within the current parent
+  // choice, the current one, the end of this worker's range, the order key's entry.
+  const PieceRange range_;
+  const bool piece_;  // split off: counts only inside its windows
+  const int level_;
+  const std::function<void(PieceRange)>* split_off_;
+  const SpareThreads* spare_;
+  std::vector<int> counter_, cur_, hi_, key_;
+  OrderKey replay_key_;  // order key of a kernel graph completed now
+  int window_ = 0;
+  SearchStats counted_;     // a piece's counts (Window)
   std::vector<Tensor> kt_;
   std::vector<KernelOpRec> kops_;
   int gd_count_ = 0;

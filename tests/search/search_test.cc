@@ -2,6 +2,7 @@
 // enumeration, determinism across thread counts, interrupt/resume.
 #include <gtest/gtest.h>
 
+#include <mutex>
 #include <set>
 
 #include "driver/driver.h"
@@ -270,6 +271,78 @@ TEST(Enumerate, WarmCachesChangeNoTasksResult) {
     }
     EXPECT_GT(graphs, 0u);
     EXPECT_GT(n, 10);
+  }
+}
+
+// A task may hand the rest of its block search to pieces that spare threads run (PIECES OF A
+// TASK, worker.h), at any level, and merges them. Each task's graphs (in order), counts and
+// deepest prefix are the same as when it runs alone: with its first 8 chances to split taken
+// and the pieces run by the task itself in turn, and with 4 pieces a task on average taken
+// while 3 threads of the task pool run the tasks and take the pieces.
+TEST(Enumerate, PiecesOfATaskChangeNoResult) {
+  struct Out {
+    std::vector<uint64_t> graphs;
+    uint64_t states = 0, completed = 0;
+    std::vector<uint64_t> pruned;
+    int deepest = 0;
+    expr::Expr deepest_expr = nullptr;
+    bool operator==(const Out&) const = default;
+  };
+  auto out_of = [](const Enumerator::TaskOutput& out) {
+    EXPECT_TRUE(out.finished);
+    Out r;
+    for (const ir::KernelGraph& g : out.complete)
+      r.graphs.push_back(canonical_hash(g));
+    r.states = out.stats.states();
+    r.completed = out.stats.completed;
+    for (uint64_t n : out.stats.pruned.n)
+      r.pruned.push_back(n);
+    r.deepest = out.deepest;
+    r.deepest_expr = out.deepest_expr;
+    return r;
+  };
+  for (const std::string name : {"rms_norm_matmul", "attention", "gated_mlp"}) {
+    SCOPED_TRACE(name);
+    const ir::KernelGraph p = load_data(name);
+    SearchOptions o = testing::discovery_options(name);
+    o.forloop_ranges = {1, 4};
+    expr::ExprPool pool;
+    expr::Oracle oracle(pool, expr::abstract_expressions(p, pool).outputs);
+    Enumerator en(p, o, pool, oracle);
+    const int n = en.task_count();
+    const auto never = [](uint64_t) { return false; };
+    std::vector<Out> alone, inline_pieces(static_cast<size_t>(n)), pooled(static_cast<size_t>(n));
+    int split = 0, graphs = 0;
+    for (int t = 0; t < n; ++t) {
+      alone.push_back(out_of(en.run_task(t, never)));
+      SpareThreads forced(8);
+      const Enumerator::TaskOutput out = en.run_task(t, never, &forced);
+      split += out.pieces > 0;
+      graphs += static_cast<int>(out.complete.size());
+      inline_pieces[static_cast<size_t>(t)] = out_of(out);
+    }
+    SpareThreads always(4 * n);
+    TaskPoolOptions po;
+    po.threads = 3;
+    po.spare = &always;
+    std::mutex mu;
+    int pooled_pieces = 0;
+    run_tasks(
+        n,
+        [&](int t, const StopCheck& stop) {
+          const Enumerator::TaskOutput out = en.run_task(t, stop, &always);
+          std::lock_guard<std::mutex> lock(mu);
+          pooled_pieces += out.pieces;
+          pooled[static_cast<size_t>(t)] = out_of(out);
+        },
+        StopPolicy{}, po);
+    for (int t = 0; t < n; ++t) {
+      EXPECT_EQ(alone[static_cast<size_t>(t)], inline_pieces[static_cast<size_t>(t)]) << "task " << t;
+      EXPECT_EQ(alone[static_cast<size_t>(t)], pooled[static_cast<size_t>(t)]) << "task " << t;
+    }
+    EXPECT_GT(split, n / 4);  // many tasks were split (else the test would miss a bad merge)
+    EXPECT_GT(pooled_pieces, n);
+    EXPECT_GT(graphs, 0);
   }
 }
 
