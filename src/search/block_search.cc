@@ -445,11 +445,11 @@ void Worker::add_block_tensor(const Tensor& t, bool check_redundant, ExprEntry* 
     place_block_tensor(t, check_redundant, entry, make_rec);
     return;
   }
-  // A choice at level m, numbered before any pruning rule: this worker's, or skipped
-  // (PIECES OF A TASK).
+  // A choice at level m, numbered before the memory, redundancy, oracle and steps rules: this
+  // worker's, or skipped (PIECES OF A TASK).
   const int c = counter_[m]++;
   if (my_choice(m, c)) {
-    if (split_off_ && static_cast<int>(m) >= level_ && spare_->wanted())
+    if (split_off_ && !stopped_ && static_cast<int>(m) >= level_ && spare_->wanted())
       split_rest(m, c);  // not on the path to this piece's level: that is its parent's
     cur_[m] = c;
     key_[m] = 2 * c + 1;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <exception>
 #include <mutex>
 #include <set>
 #include <sstream>
@@ -674,7 +675,9 @@ PieceOutput run_piece(Pieces& ps, PieceRange range) {
     std::lock_guard<std::mutex> lock(ps.mu);
     Pieces::Part& part = ps.parts.emplace_back();
     part.out.range = std::move(piece);
-    part.piece = ps.spare->post([&ps, &part] { part.out = run_piece(ps, part.out.range); });
+    // If post throws, the part stays without a piece: never run, unfinished (the task runs
+    // again on resume).
+    part.piece = ps.spare->post(&ps, [&ps, &part] { part.out = run_piece(ps, part.out.range); });
   };
   auto cache = ps.c.caches.take();
   Worker w(ps.c, ps.task, &ps.should_stop, *cache, range, &split_off, ps.spare);
@@ -698,18 +701,41 @@ Enumerator::TaskOutput Enumerator::run_task(int task,
                                             const std::function<bool(uint64_t)>& should_stop,
                                             SpareThreads* spare) const {
   Pieces ps{*cfg_, task, should_stop, spare, {}, {}};
-  PieceOutput own = run_piece(ps, PieceRange{});
-  // The pieces split off, done (they may split off more while they run).
-  for (size_t i = 0;; ++i) {
-    std::shared_ptr<SpareThreads::Piece> p;
-    {
-      std::lock_guard<std::mutex> lock(ps.mu);
-      if (i >= ps.parts.size())
-        break;
-      p = ps.parts[i].piece;
+  // The pieces split off, done (they may split off more while they run), whatever threw:
+  // they refer to `ps`.
+  auto finish_pieces = [&ps, spare] {
+    std::exception_ptr error;
+    for (size_t i = 0;; ++i) {
+      std::shared_ptr<SpareThreads::Piece> p;
+      {
+        std::lock_guard<std::mutex> lock(ps.mu);
+        if (i >= ps.parts.size())
+          break;
+        p = ps.parts[i].piece;
+      }
+      if (!p)
+        continue;
+      try {
+        spare->finish(p);
+      } catch (...) {
+        if (!error)
+          error = std::current_exception();
+      }
     }
-    spare->finish(p);
+    if (error)
+      std::rethrow_exception(error);
+  };
+  PieceOutput own;
+  try {
+    own = run_piece(ps, PieceRange{});
+  } catch (...) {
+    try {
+      finish_pieces();
+    } catch (...) {
+    }
+    throw;
   }
+  finish_pieces();
   TaskOutput out;
   out.stats = own.stats;
   out.finished = own.finished;

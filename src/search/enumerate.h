@@ -66,8 +66,9 @@
 // WORK SPLIT. The first kernel op (a predefined op, or a graph-defined op's input set, grid
 // and range) defines a task; tasks are independent and deterministic, so the search can run
 // them on any number of threads and merge the results in task order. When that op is the
-// last and graph-defined, each choice of its block graph's first op is a task; the choices of
-// the second op are pieces that a long task hands to threads with no task left (worker.h).
+// last and graph-defined, each choice of its block graph's first op is a task; a long task
+// hands the rest of its block search, cut at any level, to threads with no task left
+// (pieces, worker.h), and merges what they made in its own order.
 #pragma once
 
 #include <functional>
@@ -103,14 +104,15 @@ class Enumerator {
     // its last op's expression (null: none), for the "nothing found" diagnostics.
     int deepest = 0;
     expr::Expr deepest_expr = nullptr;
-    double seconds = 0;  // enumeration time, summed over the threads that ran its pieces
+    double seconds = 0;  // enumeration time, summed over the pieces' runs (not the waits)
     int pieces = 0;      // pieces split off and merged (0: it ran as one)
   };
   // Runs one task. `should_stop(n)` is polled every few hundred states and after every new
   // oracle query, with n = the states generated since the last poll (from every thread
-  // running a piece of the task). With `spare`, the task hands pieces of a split block search
-  // to the pool's spare threads while they want work (PIECES OF A TASK in worker.h) and
-  // merges them: the output is the same as without.
+  // running a piece of the task; a piece's walk to its range counts too, so the state limit
+  // may stop a little earlier with pieces). With `spare`, the task hands pieces of a split
+  // block search to the pool's spare threads while they want work (PIECES OF A TASK in
+  // worker.h) and merges them: the output is the same as without.
   TaskOutput run_task(int task, const std::function<bool(uint64_t)>& should_stop,
                       SpareThreads* spare = nullptr) const;
 

@@ -431,6 +431,7 @@ Result<SearchResult> search_planned(const ir::KernelGraph& program, const Search
     if (stages[k].split_from_best) {
       r = split_from_best(program, so, all.candidates, seen, so.deadline);
     } else {
+      reaper.join();  // the last stage's caches: not counted against this one's memory
       MG_ASSIGN_OR_RETURN(r, search_space(program, so, pool, oracle, so.deadline, Clock::now(),
                                           !o.checkpoint.empty(), reaper));
     }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <condition_variable>
+#include <exception>
 #include <deque>
 #include <list>
 #include <memory>
@@ -115,12 +116,16 @@ class Pool {
 }  // namespace
 
 struct SpareThreads::Piece {
+  const void* owner = nullptr;
   std::function<void()> fn;
   bool taken = false, done = false;  // guarded by SpareThreads::mu_
+  std::exception_ptr error;          // what fn threw (set before done)
 };
 
-std::shared_ptr<SpareThreads::Piece> SpareThreads::post(std::function<void()> fn) {
+std::shared_ptr<SpareThreads::Piece> SpareThreads::post(const void* owner,
+                                                        std::function<void()> fn) {
   auto p = std::make_shared<Piece>();
+  p->owner = owner;
   p->fn = std::move(fn);
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -132,18 +137,29 @@ std::shared_ptr<SpareThreads::Piece> SpareThreads::post(std::function<void()> fn
   return p;
 }
 
-bool SpareThreads::run_one(std::unique_lock<std::mutex>& lock) {
-  if (queue_.empty()) return false;
-  std::shared_ptr<Piece> p = std::move(queue_.front());
-  queue_.pop_front();
-  --queued_;
-  p->taken = true;
+void SpareThreads::run(std::unique_lock<std::mutex>& lock, Piece& p) {
+  p.taken = true;
   lock.unlock();
-  p->fn();
+  try {
+    p.fn();
+  } catch (...) {
+    p.error = std::current_exception();
+  }
   lock.lock();
-  p->done = true;
+  p.done = true;
   cv_.notify_all();
-  return true;
+}
+
+bool SpareThreads::run_one(std::unique_lock<std::mutex>& lock, const void* owner) {
+  for (auto it = queue_.begin(); it != queue_.end(); ++it) {
+    if (owner && (*it)->owner != owner) continue;
+    std::shared_ptr<Piece> p = std::move(*it);
+    queue_.erase(it);
+    --queued_;
+    run(lock, *p);
+    return true;
+  }
+  return false;
 }
 
 void SpareThreads::finish(const std::shared_ptr<Piece>& p) {
@@ -151,20 +167,16 @@ void SpareThreads::finish(const std::shared_ptr<Piece>& p) {
   if (!p->taken) {  // nobody took it: run it here
     queue_.erase(std::find(queue_.begin(), queue_.end(), p));
     --queued_;
-    p->taken = true;
-    lock.unlock();
-    p->fn();
-    lock.lock();
-    p->done = true;
-    cv_.notify_all();
-    return;
+    run(lock, *p);
   }
+  // Only pieces of the same task meanwhile: another task's could hold this one up.
   while (!p->done) {
-    if (run_one(lock)) continue;
+    if (run_one(lock, p->owner)) continue;
     ++idle_;
     cv_.wait(lock);
     --idle_;
   }
+  if (p->error) std::rethrow_exception(p->error);
 }
 
 bool SpareThreads::serve(std::chrono::milliseconds wait) {
@@ -213,16 +225,16 @@ class Threads {
   // running split off, until no task runs.
   void work() {
     for (;;) {
+      ++active_;  // before taking: a thread that finds the queue empty sees this one's task
       if (std::optional<std::pair<int, bool>> t = pool_.take()) {
         const bool relaxed = t->second;
         const StopCheck stop_check = [this, relaxed](uint64_t n) { return pool_.check(n, relaxed); };
-        ++active_;
         run_task_(t->first, stop_check);
         --active_;
         if (spare_) spare_->wake();
         continue;
       }
-      if (!spare_ || active_.load() == 0) break;  // no task left to split a piece off
+      if (--active_ == 0 || !spare_) break;  // no task left to split a piece off
       spare_->serve(std::chrono::milliseconds(5));
     }
     std::lock_guard<std::mutex> lock(mu_);

@@ -77,9 +77,11 @@ class SpareThreads {
   // a thread.
   bool wanted() const { return forced_.load() > 0 || idle_.load() > queued_.load(); }
   // Queues `fn` for a spare thread; the caller must finish() the piece before it ends.
-  std::shared_ptr<Piece> post(std::function<void()> fn);
+  // `owner` tags the pieces of one task.
+  std::shared_ptr<Piece> post(const void* owner, std::function<void()> fn);
   // Returns once `p` has run: runs it here if no thread took it, else runs other queued pieces
-  // (or waits, counted as a spare thread) until the thread that took it is done.
+  // of the same owner (or waits, counted as a spare thread) until the thread that took it is
+  // done. An exception `p` threw is thrown here.
   void finish(const std::shared_ptr<Piece>& p);
   // The pool's side: runs one queued piece (true), or waits up to `wait` for one (false).
   bool serve(std::chrono::milliseconds wait);
@@ -87,7 +89,9 @@ class SpareThreads {
   void wake();
 
  private:
-  bool run_one(std::unique_lock<std::mutex>& lock);  // the oldest queued piece, if any
+  // The oldest queued piece (of `owner`, when not null), if any.
+  bool run_one(std::unique_lock<std::mutex>& lock, const void* owner = nullptr);
+  void run(std::unique_lock<std::mutex>& lock, Piece& p);
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::shared_ptr<Piece>> queue_;  // guarded by mu_

@@ -338,7 +338,8 @@ struct BlockFrame {
 
 // PIECES OF A TASK. In a task whose block search is split (Config::Task::part >= 0), the ops
 // after the first are choices at levels 1, 2, ... (the ops placed before them), numbered in
-// order within their parent choice before any pruning rule. While a thread is spare
+// order within their parent choice before the memory, redundancy, oracle and steps rules
+// (after the rank and shape checks, which depend on the prefix alone). While a thread is spare
 // (SpareThreads::wanted), a worker at a choice hands the rest of a range to a piece: the
 // choices after its current one at the shallowest level where some may remain. A piece
 // (PieceRange: the choices on the path to its level, then a range [lo, hi) there) walks that

@@ -18,8 +18,13 @@ class Reaper {
   Reaper() = default;
   Reaper(const Reaper&) = delete;
   Reaper& operator=(const Reaper&) = delete;
-  ~Reaper() {
+  ~Reaper() { join(); }
+
+  // Waits until everything dropped so far is freed.
+  void join() {
+    std::lock_guard<std::mutex> lock(mu_);
     for (std::thread& t : threads_) t.join();
+    threads_.clear();
   }
 
   // Destroys `p` on a thread of its own (here, if no thread can be started).
@@ -29,7 +34,8 @@ class Reaper {
     try {
       threads_.emplace_back([q = std::move(p)]() mutable { q.reset(); });
     } catch (const std::system_error&) {
-      p.reset();  // the lambda was not made: `p` still owns it
+      // No thread: the lambda holding the object was destroyed while unwinding (it is freed
+      // here).
     }
   }
 
