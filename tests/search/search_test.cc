@@ -280,6 +280,7 @@ TEST(Enumerate, WarmCachesChangeNoTasksResult) {
 // and the pieces run by the task itself in turn, and with 4 pieces a task on average taken
 // while 3 threads of the task pool run the tasks and take the pieces.
 TEST(Enumerate, PiecesOfATaskChangeNoResult) {
+  int cut = 0;  // tasks stopped inside
   struct Out {
     std::vector<uint64_t> graphs;
     uint64_t states = 0, completed = 0;
@@ -343,7 +344,20 @@ TEST(Enumerate, PiecesOfATaskChangeNoResult) {
     EXPECT_GT(split, n / 4);  // many tasks were split (else the test would miss a bad merge)
     EXPECT_GT(pooled_pieces, n);
     EXPECT_GT(graphs, 0);
+    // A stop inside a piece leaves its task unfinished (run again on resume), and nothing hangs.
+    for (int t = 0; t < n; ++t) {
+      const uint64_t states = alone[static_cast<size_t>(t)].states;
+      if (states < 1200)
+        continue;
+      uint64_t seen = 0;
+      SpareThreads forced(8);
+      const auto out =
+          en.run_task(t, [&](uint64_t k) { return (seen += k) > states / 3; }, &forced);
+      EXPECT_FALSE(out.finished) << "task " << t;
+      ++cut;
+    }
   }
+  EXPECT_GT(cut, 0);
 }
 
 TEST(Search, PruningKeepsTheAnswersAndCutsTheWork) {

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <memory>
 #include <mutex>
+#include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "search/task_pool.h"
@@ -87,6 +91,40 @@ TEST(TaskPool, CancelDeadlineAndMemoryStopEveryTask) {
     EXPECT_EQ(res.stop, why);
     for (int i = 0; i < 3; ++i) EXPECT_EQ(r.result[static_cast<size_t>(i)], -1);
   }
+}
+
+// Spare threads: a task that splits off pieces gets each one run once (by a thread with no task
+// left, or by itself when none took it), a piece's exception reaches the task that posted it,
+// and a waiting task runs only its own queued pieces.
+TEST(SpareThreads, PiecesRunOnceOnSpareThreadsOrTheirTask) {
+  for (int threads : {1, 2, 3}) {
+    SpareThreads spare;
+    TaskPoolOptions po;
+    po.threads = threads;
+    po.spare = &spare;
+    std::mutex mu;
+    std::vector<int> runs(4 * 10, 0);
+    std::vector<std::thread::id> ran_on(4 * 10);
+    run_tasks(
+        4,
+        [&](int i, const StopCheck&) {
+          std::vector<std::shared_ptr<SpareThreads::Piece>> pieces;
+          for (int k = 0; k < 10; ++k)
+            pieces.push_back(spare.post(&pieces, [&, i, k] {
+              std::this_thread::sleep_for(std::chrono::milliseconds(2));
+              std::lock_guard<std::mutex> lock(mu);
+              ++runs[static_cast<size_t>(i * 10 + k)];
+            }));
+          for (const auto& p : pieces) spare.finish(p);
+        },
+        StopPolicy{}, po);
+    for (int n : runs) EXPECT_EQ(n, 1) << threads << " threads";
+  }
+  SpareThreads forced(1);
+  EXPECT_TRUE(forced.wanted());
+  auto bad = forced.post(nullptr, [] { throw std::runtime_error("piece failed"); });
+  EXPECT_FALSE(forced.wanted());  // the forced piece was posted; no thread waits
+  EXPECT_THROW(forced.finish(bad), std::runtime_error);
 }
 
 }  // namespace
