@@ -226,25 +226,33 @@ TEST(Enumerate, CanonicalOrderGeneratesEachGraphOnce) {
 // by the tasks after it (reverse order) and by every task (a second round); and every answer
 // the block-op memo gives equals a recomputation (Enumerator::check_memo), also from a table
 // of 4 slots, where most lookups find another key.
-TEST(Enumerate, WarmCachesChangeNoTasksResult) {
-  struct Out {
-    std::vector<uint64_t> graphs;
-    uint64_t states = 0, completed = 0;
-    std::vector<uint64_t> pruned;
-    bool operator==(const Out&) const = default;
-  };
-  auto run = [](const Enumerator& en, int t) {
-    auto out = en.run_task(t, [](uint64_t) { return false; });
-    EXPECT_TRUE(out.finished);
-    Out r;
-    for (const ir::KernelGraph& g : out.complete)
-      r.graphs.push_back(canonical_hash(g));
-    r.states = out.stats.states();
-    r.completed = out.stats.completed;
-    for (uint64_t n : out.stats.pruned.n)
-      r.pruned.push_back(n);
-    return r;
-  };
+// A finished task's output, comparable: its graphs (in order), counts and deepest prefix.
+struct TaskOut {
+  std::vector<uint64_t> graphs;
+  uint64_t states = 0, completed = 0;
+  std::vector<uint64_t> pruned;
+  int deepest = 0;
+  expr::Expr deepest_expr = nullptr;
+  bool operator==(const TaskOut&) const = default;
+};
+TaskOut task_out(const Enumerator::TaskOutput& out) {
+  EXPECT_TRUE(out.finished);
+  TaskOut r;
+  for (const ir::KernelGraph& g : out.complete)
+    r.graphs.push_back(canonical_hash(g));
+  r.states = out.stats.states();
+  r.completed = out.stats.completed;
+  for (uint64_t n : out.stats.pruned.n)
+    r.pruned.push_back(n);
+  r.deepest = out.deepest;
+  r.deepest_expr = out.deepest_expr;
+  return r;
+}
+
+// Runs body(program, options, pool, oracle) on small programs at their discovery options with
+// loops {1, 4}.
+template <class Body>
+void on_small_programs(Body&& body) {
   for (const std::string name : {"rms_norm_matmul", "attention", "gated_mlp"}) {
     SCOPED_TRACE(name);
     const ir::KernelGraph p = load_data(name);
@@ -252,6 +260,17 @@ TEST(Enumerate, WarmCachesChangeNoTasksResult) {
     o.forloop_ranges = {1, 4};
     expr::ExprPool pool;
     expr::Oracle oracle(pool, expr::abstract_expressions(p, pool).outputs);
+    body(p, o, pool, oracle);
+  }
+}
+
+TEST(Enumerate, WarmCachesChangeNoTasksResult) {
+  using Out = TaskOut;
+  auto run = [](const Enumerator& en, int t) {
+    return task_out(en.run_task(t, [](uint64_t) { return false; }));
+  };
+  on_small_programs([&](const ir::KernelGraph& p, const SearchOptions& o, expr::ExprPool& pool,
+                        expr::Oracle& oracle) {
     Enumerator forward(p, o, pool, oracle), backward(p, o, pool, oracle);
     forward.check_memo(size_t{1} << 15);  // as in a search
     backward.check_memo(4);               // different keys meet in a slot
@@ -271,7 +290,7 @@ TEST(Enumerate, WarmCachesChangeNoTasksResult) {
     }
     EXPECT_GT(graphs, 0u);
     EXPECT_GT(n, 10);
-  }
+  });
 }
 
 // A task may hand the rest of its block search to pieces that spare threads run (PIECES OF A
@@ -281,34 +300,10 @@ TEST(Enumerate, WarmCachesChangeNoTasksResult) {
 // while 3 threads of the task pool run the tasks and take the pieces.
 TEST(Enumerate, PiecesOfATaskChangeNoResult) {
   int cut = 0;  // tasks stopped inside
-  struct Out {
-    std::vector<uint64_t> graphs;
-    uint64_t states = 0, completed = 0;
-    std::vector<uint64_t> pruned;
-    int deepest = 0;
-    expr::Expr deepest_expr = nullptr;
-    bool operator==(const Out&) const = default;
-  };
-  auto out_of = [](const Enumerator::TaskOutput& out) {
-    EXPECT_TRUE(out.finished);
-    Out r;
-    for (const ir::KernelGraph& g : out.complete)
-      r.graphs.push_back(canonical_hash(g));
-    r.states = out.stats.states();
-    r.completed = out.stats.completed;
-    for (uint64_t n : out.stats.pruned.n)
-      r.pruned.push_back(n);
-    r.deepest = out.deepest;
-    r.deepest_expr = out.deepest_expr;
-    return r;
-  };
-  for (const std::string name : {"rms_norm_matmul", "attention", "gated_mlp"}) {
-    SCOPED_TRACE(name);
-    const ir::KernelGraph p = load_data(name);
-    SearchOptions o = testing::discovery_options(name);
-    o.forloop_ranges = {1, 4};
-    expr::ExprPool pool;
-    expr::Oracle oracle(pool, expr::abstract_expressions(p, pool).outputs);
+  using Out = TaskOut;
+  const auto out_of = task_out;
+  on_small_programs([&](const ir::KernelGraph& p, const SearchOptions& o, expr::ExprPool& pool,
+                        expr::Oracle& oracle) {
     Enumerator en(p, o, pool, oracle);
     const int n = en.task_count();
     const auto never = [](uint64_t) { return false; };
@@ -356,7 +351,7 @@ TEST(Enumerate, PiecesOfATaskChangeNoResult) {
       EXPECT_FALSE(out.finished) << "task " << t;
       ++cut;
     }
-  }
+  });
   EXPECT_GT(cut, 0);
 }
 
