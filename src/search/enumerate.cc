@@ -54,7 +54,7 @@ bool Worker::not_my_root_choice(const std::vector<int>& in, int config, const Ra
   return root_counter_++ != task_.root;
 }
 
-void Worker::count_since(const SearchStats& before) {
+void Worker::count_since(const Counts& before) {
   counted_.kernel_states += st_.kernel_states - before.kernel_states;
   counted_.block_states += st_.block_states - before.block_states;
   for (size_t r = 0; r < kPruneRuleCount; ++r)

@@ -601,13 +601,18 @@ private:
 
   // What runs while one lives counts in a piece's stats (PIECES OF A TASK): the subtree of
   // one of its choices, the replay of its block graphs. No-op outside a piece (`on` false).
+  // The counters a worker keeps (a snapshot of them: no strings, nothing to allocate).
+  struct Counts {
+    uint64_t kernel_states = 0, block_states = 0, completed = 0;
+    PruneCounts pruned;
+  };
   struct Window {
     Worker& w;
     const bool on;
-    SearchStats before;
+    Counts before;
     Window(Worker& worker, bool on_) : w(worker), on(on_) {
       if (on) {
-        before = w.st_;
+        before = {w.st_.kernel_states, w.st_.block_states, w.st_.completed, w.st_.pruned};
         ++w.window_;
       }
     }
@@ -618,7 +623,7 @@ private:
       }
     }
   };
-  void count_since(const SearchStats& before);
+  void count_since(const Counts& before);
   bool outside_window() const { return piece_ && window_ == 0; }
 
   // ---------------------------------------------------------------------------------------
