@@ -22,10 +22,12 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
+#include <absl/container/flat_hash_set.h>
+
 #include "ir/ops.h"
+#include "support/hash.h"
 #include "support/status.h"
 
 namespace mugraph::expr {
@@ -99,7 +101,7 @@ class ExprPool {
 
  private:
   struct Hash {
-    size_t operator()(const ExprNode* n) const { return n->hash; }
+    size_t operator()(const ExprNode* n) const { return hash_finish(n->hash); }
   };
   struct Eq {
     bool operator()(const ExprNode* x, const ExprNode* y) const;
@@ -107,7 +109,7 @@ class ExprPool {
   mutable std::mutex mu_;
   std::deque<ExprNode> nodes_;
   std::deque<std::string> names_;
-  std::unordered_set<const ExprNode*, Hash, Eq> set_;
+  absl::flat_hash_set<const ExprNode*, Hash, Eq> set_;  // open addressing: one slot read
 };
 
 // The text form; deterministic (depends only on the term). Its length grows with the term's

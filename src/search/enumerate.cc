@@ -92,10 +92,9 @@ bool Worker::not_my_block_part() {
   return frame_->split && frame_->ops.empty() && part_counter_++ != task_.part;
 }
 
-const OracleAnswer& Worker::ask_oracle(expr::Expr e) {
-  static const OracleAnswer kKeepAll;
+OracleAnswer Worker::ask_oracle(expr::Expr e) {
   if (!c_.opt.prune)
-    return kKeepAll;
+    return OracleAnswer{};
   auto [it, fresh] = answers_.try_emplace(e);
   if (fresh) {
     it->second.keep = c_.oracle.may_lead_to(e);

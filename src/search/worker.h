@@ -14,9 +14,10 @@
 #include <mutex>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include <absl/container/flat_hash_map.h>
 
 #include "expr/abstract.h"
 #include "search/block_maps.h"
@@ -178,7 +179,7 @@ struct ExprKeyHash {
     size_t h = hash_mix(static_cast<size_t>(k.op), static_cast<size_t>(k.group));
     for (size_t i = 0; i < 4; ++i)
       h = hash_mix(hash_mix(h, reinterpret_cast<size_t>(k.in[i])), static_cast<size_t>(k.k[i]));
-    return h;
+    return hash_finish(h);
   }
 };
 
@@ -215,9 +216,12 @@ static_assert(sizeof(OpMemoSlot) == 64);
 struct WorkerCache {
   static constexpr size_t kOpMemoSlots = size_t{1} << 15;  // 2 MiB
   explicit WorkerCache(size_t memo_slots) : memo(memo_slots) {}
-  std::unordered_map<expr::Expr, OracleAnswer> answers;         // node-based: entries stay put
-  std::unordered_map<ExprKey, ExprEntry, ExprKeyHash> exprs;    // node-based: entries stay put
-  std::unordered_map<Content, uint32_t, ContentHash> content_ids;
+  // Open addressing (absl's Swiss tables): a lookup that misses the memo reads one group of
+  // control bytes and one slot, where a node-based table chased a bucket and its node. An
+  // entry moves when its table grows: callers copy what they read before the next insert.
+  absl::flat_hash_map<expr::Expr, OracleAnswer> answers;
+  absl::flat_hash_map<ExprKey, ExprEntry, ExprKeyHash> exprs;
+  absl::flat_hash_map<Content, uint32_t, ContentHash> content_ids;
   std::vector<Content> contents{Content{}};  // by id; id 0: none
   std::vector<OpMemoSlot> memo;  // a power of two of slots
   size_t entries() const { return answers.size() + exprs.size() + content_ids.size(); }
@@ -428,7 +432,7 @@ private:
     return kops_.empty() && last_kernel_op() && c_.opt.split_block_tasks;
   }
 
-  const OracleAnswer& ask_oracle(expr::Expr e);
+  OracleAnswer ask_oracle(expr::Expr e);  // by value: the answers' table may move it
   bool oracle_keeps(expr::Expr e);  // ask_oracle(e).keep, counting a prune
   const OracleAnswer& ask_oracle(ExprEntry& entry);
 
@@ -443,9 +447,9 @@ private:
   uint32_t content_id(const TensorType& type, expr::Expr e, const Labels& lab);
 
   // The search's caches (WorkerCache), this task's while it runs.
-  std::unordered_map<expr::Expr, OracleAnswer>& answers_;
-  std::unordered_map<ExprKey, ExprEntry, ExprKeyHash>& expr_cache_;
-  std::unordered_map<Content, uint32_t, ContentHash>& content_ids_;
+  absl::flat_hash_map<expr::Expr, OracleAnswer>& answers_;
+  absl::flat_hash_map<ExprKey, ExprEntry, ExprKeyHash>& expr_cache_;
+  absl::flat_hash_map<Content, uint32_t, ContentHash>& content_ids_;
   std::vector<Content>& contents_;
   std::vector<OpMemoSlot>& op_memo_;
   OpMemoSlot wide_slot_;  // block_op_result of an op of more than two inputs (not memoized)
