@@ -43,24 +43,127 @@ std::string verdict_text(const verify::Verdict& v, const verify::VerifyOptions& 
          "): " + v.summary;
 }
 
-// Screens `g` (fused) against the program on sampled entries; a pass is kept in `tr`. False:
-// the screen was cut (the budget or Ctrl-C), neither passed nor failed.
-bool screen(const TaskContext& c, ir::KernelGraph g, TaskResult& tr) {
+// One complete uGraph's screen on sampled entries.
+struct Screened {
+  enum class Fate { kCut, kPassed, kRejected, kOverMemory } fate = Fate::kCut;
+  ir::KernelGraph graph;  // passed: fused, outputs in the program's order
+  std::string verdict;    // passed: the verdict's text
+  double seconds = 0;     // the screen's time, on whichever thread ran it
+};
+
+// Screens `g` (fused) against the program on sampled entries. kCut: the budget or Ctrl-C cut
+// it, neither passed nor failed.
+Screened screen(const TaskContext& c, ir::KernelGraph g) {
   const verify::VerifyOptions vo = screen_options(c.options, c.deadline, false);
   const verify::Verdict v = verify::check(c.program, g, vo);
-  if (v.cut == "memory budget") {  // never checkable here: counted, said, not kept
-    ++tr.stats.over_memory;
-    return true;
+  Screened s;
+  if (v.cut == "memory budget")  // never checkable here: counted, said, not kept
+    s.fate = Screened::Fate::kOverMemory;
+  else if (!v.cut.empty())
+    s.fate = Screened::Fate::kCut;
+  else if (!verify::accepted(v.kind))
+    s.fate = Screened::Fate::kRejected;
+  else {
+    s.fate = Screened::Fate::kPassed;
+    s.graph = in_program_order(std::move(g), v.permutation);
+    s.verdict = verdict_text(v, vo);
+    if (c.on_found) c.on_found();
   }
-  if (!v.cut.empty()) return false;
-  if (!verify::accepted(v.kind)) {
-    ++tr.stats.rejected;
-    return true;
+  return s;
+}
+
+// SCREENS SHARED WITH SPARE THREADS. A task's complete uGraphs are screened one after another
+// (a screen of a paper-size candidate can take a second, and one task may hold hundreds). A
+// pool thread with no task left takes screens of the same list (a piece posted to the pool's
+// spare threads, drawing the next unscreened index as the task does); the results are kept
+// by index and read in order, so the task's result does not depend on who screened what. A
+// cut screen (the budget, Ctrl-C) ends the task unfinished: what came after it in the list is
+// dropped, as if never screened.
+struct ScreenList {
+  const TaskContext& c;
+  const std::vector<ir::KernelGraph>& complete;
+  const StopCheck& stop;
+  std::vector<Screened> out;  // by index; each written by the one thread that drew it
+  std::atomic<size_t> next{0};
+  std::atomic<bool> cut{false};
+
+  // Screens until the list is drawn or a screen was cut; `between` runs after each screen.
+  // A throw also ends the others' draws (the task rethrows it).
+  void work(const std::function<void()>& between = {}) {
+    try {
+      for (size_t i; !cut.load() && (i = next++) < complete.size();) {
+        const auto t0 = Clock::now();
+        // What is screened is what is handed out: the fused graph.
+        if (stop(0) || (out[i] = screen(c, opt::fuse_thread_graphs(complete[i]))).fate ==
+                           Screened::Fate::kCut) {
+          stop(0);  // a cut screen: let the pool see why (the deadline, Ctrl-C)
+          cut = true;
+        }
+        out[i].seconds = since(t0);
+        if (between) between();
+      }
+    } catch (...) {
+      cut = true;
+      throw;
+    }
   }
-  ++tr.stats.verified;
-  tr.graphs.push_back(in_program_order(std::move(g), v.permutation));
-  tr.verdicts.push_back(verdict_text(v, vo));
-  if (c.on_found) c.on_found();
+};
+
+// Screens every complete uGraph (with the spare threads when some wait); false: cut.
+bool screen_all(const TaskContext& c, const std::vector<ir::KernelGraph>& complete,
+                const StopCheck& stop, TaskResult& tr) {
+  ScreenList list{c, complete, stop, std::vector<Screened>(complete.size())};
+  std::vector<std::shared_ptr<SpareThreads::Piece>> pieces;
+  pieces.reserve(complete.size());  // a posted piece is always kept (and finished)
+  // A piece per thread waiting, while more screens are left to draw than pieces were posted.
+  auto share = [&] {
+    while (c.spare && !list.cut.load() &&
+           pieces.size() + 1 < complete.size() - std::min(list.next.load(), complete.size()) &&
+           c.spare->wanted())
+      pieces.push_back(c.spare->post(&list, [&list] { list.work(); }));
+  };
+  // The pieces refer to `list`: each is finished before it goes, whatever threw.
+  auto finish = [&] {
+    std::exception_ptr error;
+    for (const auto& p : pieces) {
+      try {
+        c.spare->finish(p);
+      } catch (...) {
+        if (!error) error = std::current_exception();
+      }
+    }
+    if (error) std::rethrow_exception(error);
+  };
+  try {
+    share();
+    list.work(share);  // offering the rest again after each screen: a thread may have come free
+  } catch (...) {
+    list.cut = true;  // (a throw in share())
+    try {
+      finish();
+    } catch (...) {
+    }
+    throw;
+  }
+  finish();
+  for (const Screened& s : list.out) tr.stats.verify_seconds += s.seconds;  // thread time
+  for (Screened& s : list.out) {
+    switch (s.fate) {
+      case Screened::Fate::kCut:
+        return false;  // this one and those after it: not screened (or dropped)
+      case Screened::Fate::kOverMemory:
+        ++tr.stats.over_memory;
+        break;
+      case Screened::Fate::kRejected:
+        ++tr.stats.rejected;
+        break;
+      case Screened::Fate::kPassed:
+        ++tr.stats.verified;
+        tr.graphs.push_back(std::move(s.graph));
+        tr.verdicts.push_back(std::move(s.verdict));
+        break;
+    }
+  }
   return true;
 }
 
@@ -141,18 +244,9 @@ TaskResult run_screened_task(const TaskContext& c, int task, const StopCheck& st
   if (out.deepest_expr)
     tr.stats.deepest_prefix = expr::to_string_abbreviated(out.deepest_expr, {}, 240);
   tr.stats.enumerate_seconds = out.seconds;
-  const auto tv = Clock::now();
-  for (const ir::KernelGraph& complete : out.complete) {
-    // A screen of a paper-size candidate can take seconds: past the budget (or on Ctrl-C) the
-    // task stops here and is re-run on resume, like one stopped inside. What is screened is
-    // what is handed out: the fused graph.
-    if (stop(0) || !screen(c, opt::fuse_thread_graphs(complete), tr)) {
-      stop(0);  // a cut screen: let the pool see why (the deadline, Ctrl-C)
-      out.finished = false;
-      break;
-    }
-  }
-  tr.stats.verify_seconds = since(tv);
+  // Past the budget (or on Ctrl-C) the task stops in its screens and is re-run on resume, like
+  // one stopped inside.
+  if (!screen_all(c, out.complete, stop, tr)) out.finished = false;
   tr.done = out.finished;
   return tr;
 }

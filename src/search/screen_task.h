@@ -26,7 +26,8 @@ struct TaskContext {
   SpareThreads* spare = nullptr;   // the pool's spare threads (Enumerator::run_task; may be null)
 };
 
-// Runs task `task` of c.enumerator. The result's `done` is false when `stop` or the deadline
+// Runs task `task` of c.enumerator; a spare thread of c.spare may screen some of its complete
+// uGraphs (the result is the same). The result's `done` is false when `stop` or the deadline
 // cut it (it is then run again, from its start, on resume); its stats (deepest prefix and
 // its expression included) and times are set either way. A complete uGraph whose screen does
 // not fit the memory budget is counted (stats.over_memory), not kept.

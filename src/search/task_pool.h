@@ -17,8 +17,9 @@
 //
 // SPARE THREADS. A thread with no task left does not end while tasks still run: it runs the
 // pieces those tasks split off for it (SpareThreads; Enumerator::run_task splits the rest of a
-// long block search when a thread is spare). The task that split off a piece merges its
-// result itself, so what a task returns does not depend on who ran its pieces.
+// long block search when a thread is spare, run_screened_task shares its list of screens). The
+// task that split off a piece merges its result itself, so what a task returns does not depend
+// on who ran its pieces.
 #pragma once
 
 #include <atomic>

@@ -2,8 +2,11 @@
 // enumeration, determinism across thread counts, interrupt/resume.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "driver/driver.h"
 #include "expr/abstract.h"
@@ -353,6 +356,111 @@ TEST(Enumerate, PiecesOfATaskChangeNoResult) {
     }
   });
   EXPECT_GT(cut, 0);
+}
+
+// A task's screens are shared with a spare thread (SCREENS SHARED WITH SPARE THREADS,
+// screen_task.cc): each task's result (graphs in order, verdicts, counts) is the one of its
+// complete uGraphs screened one by one (fused, screen_sampled), whether the task screens alone
+// or a second thread, waiting for pieces, runs some of its screens (passing ones included). A
+// stop before its screens leaves the task unfinished, with nothing kept, and nothing hangs.
+TEST(Screen, ScreensSharedWithASpareThreadChangeNoResult) {
+  struct Screens {
+    std::vector<std::string> graphs;  // the text: graphs equal up to renaming differ in it
+    std::vector<std::string> verdicts;
+    uint64_t verified = 0, rejected = 0;
+    bool done = false;
+    bool operator==(const Screens&) const = default;
+  };
+  auto of = [](const TaskResult& tr) {
+    Screens r;
+    for (const ir::KernelGraph& g : tr.graphs) r.graphs.push_back(ir::print_graph(g));
+    r.verdicts = tr.verdicts;
+    r.verified = tr.stats.verified;
+    r.rejected = tr.stats.rejected;
+    r.done = tr.done;
+    EXPECT_EQ(tr.stats.over_memory, 0u);
+    return r;
+  };
+  std::atomic<int> elsewhere{0};  // passing screens run by the spare thread
+  int screened = 0, cut = 0, mid_cut = 0, ordered = 0;
+  on_small_programs([&](const ir::KernelGraph& p, const SearchOptions& o, expr::ExprPool& pool,
+                        expr::Oracle& oracle) {
+    Enumerator en(p, o, pool, oracle);
+    const auto never = [](uint64_t) { return false; };
+    SpareThreads spare;
+    std::atomic<bool> end{false};
+    std::thread helper([&] {
+      while (!end.load()) spare.serve(std::chrono::milliseconds(1));
+    });
+    const auto me = std::this_thread::get_id();
+    const TaskContext alone{p, o, en, Deadline{}, {}, nullptr};
+    const TaskContext shared{p, o, en, Deadline{},
+                             [&] { elsewhere += std::this_thread::get_id() != me; }, &spare};
+    for (int t = 0; t < en.task_count(); ++t) {
+      Screens want;  // the reference: each complete uGraph screened in turn
+      want.done = true;
+      std::vector<bool> passes;  // per complete uGraph
+      const Enumerator::TaskOutput out = en.run_task(t, never);
+      for (const ir::KernelGraph& g : out.complete) {
+        const ir::KernelGraph fused = fuse_thread_graphs(g);
+        std::string text;
+        const verify::Verdict v = screen_sampled(p, o, Deadline{}, fused, text);
+        passes.push_back(verify::accepted(v.kind));
+        if (!passes.back()) {
+          ++want.rejected;
+          continue;
+        }
+        ++want.verified;
+        want.graphs.push_back(ir::print_graph(in_program_order(fused, v.permutation)));
+        want.verdicts.push_back(text);
+      }
+      ordered += std::set<std::string>(want.graphs.begin(), want.graphs.end()).size() > 1;
+      const TaskResult tr = run_screened_task(alone, t, never);
+      EXPECT_EQ(want, of(tr)) << "task " << t << " (alone)";
+      EXPECT_EQ(want, of(run_screened_task(shared, t, never))) << "task " << t << " (shared)";
+      screened += static_cast<int>(want.verified + want.rejected);
+      if (want.verified + want.rejected > 0) {
+        // Stops at the first look after the enumeration reported its states: the first screen.
+        std::atomic<uint64_t> seen{0};
+        const uint64_t states = tr.stats.states();
+        const auto stop_at_screens = [&](uint64_t k) { return (seen += k) >= states && k == 0; };
+        const Screens l = of(run_screened_task(shared, t, stop_at_screens));
+        EXPECT_FALSE(l.done) << "task " << t;
+        EXPECT_TRUE(l.graphs.empty() && l.verified == 0 && l.rejected == 0) << "task " << t;
+        ++cut;
+      }
+      if (passes.size() > 4) {
+        // Stops at the fourth screen drawn (by either thread): what is kept is the reference's
+        // first screens, before the first one cut (later ones the other thread finished are
+        // dropped).
+        std::atomic<uint64_t> seen{0};
+        std::atomic<int> looks{0};
+        const uint64_t states = tr.stats.states();
+        const auto stop_mid = [&](uint64_t k) {
+          return (seen += k) >= states && k == 0 && ++looks > 3;
+        };
+        const Screens l = of(run_screened_task(shared, t, stop_mid));
+        const size_t kept = l.verified + l.rejected;
+        EXPECT_FALSE(l.done) << "task " << t;
+        ASSERT_LE(kept, 3u) << "task " << t;
+        const size_t kept_passes = static_cast<size_t>(
+            std::count(passes.begin(), passes.begin() + static_cast<std::ptrdiff_t>(kept), true));
+        EXPECT_EQ(l.verified, kept_passes) << "task " << t;
+        ASSERT_LE(l.graphs.size(), want.graphs.size());
+        EXPECT_TRUE(std::equal(l.graphs.begin(), l.graphs.end(), want.graphs.begin()))
+            << "task " << t;
+        ++mid_cut;
+      }
+    }
+    end = true;
+    spare.wake();
+    helper.join();
+  });
+  EXPECT_GT(screened, 20);
+  EXPECT_GT(ordered, 5);  // tasks whose passing graphs differ: their order is checked
+  EXPECT_GT(cut, 0);
+  EXPECT_GT(mid_cut, 0);
+  EXPECT_GT(elsewhere.load(), 0);
 }
 
 TEST(Search, PruningKeepsTheAnswersAndCutsTheWork) {
