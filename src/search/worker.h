@@ -1,7 +1,7 @@
 // The enumerator's worker (Mirage Algorithm 1), internal to src/search: one Worker runs one task
 // (a choice of first op) depth-first over uGraph prefixes in canonical order. The common checks
 // and the kernel level are in enumerate.cc, the block level (iterator maps, block ops,
-// accumulators, completion) in block_search.cc.
+// accumulators, completion) in block_search.cc, the pieces of a task (below) in pieces.cc.
 #pragma once
 
 #include <algorithm>
