@@ -366,20 +366,49 @@ FF Arith<FF>::from_rational(int64_t num, int64_t den) {
 namespace {
 // Replaces every value of x by its inverse mod b.m, zeros staying zero: prefix products, one
 // inversion, then a backward sweep (3 multiplies per value instead of ~90).
+// Batch inversion (one power for all): every nonzero x[i] becomes 1 / x[i]; zeros stay. In
+// Montgomery form (m < 2^62, odd), with the products run as kInvertLanes independent chains over
+// contiguous quarters, interleaved (one chain is a serial run of multiplies: latency bound),
+// plus one chain for the rest.
+constexpr size_t kInvertLanes = 4;
 void invert_in_place(std::vector<uint64_t>& x, const Barrett& b) {
-  std::vector<uint64_t> prefix(x.size());
-  uint64_t run = 1;
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (x[i] != 0) run = b.mul(run, x[i]);
-    prefix[i] = run;
+  constexpr size_t L = kInvertLanes;
+  const Montgomery mg(b.m);
+  const uint64_t one = mg.to(1 % b.m);
+  const size_t n = x.size(), len = n / L, rest = L * len;  // lane j: [j len, (j + 1) len)
+  for (uint64_t& v : x) v = mg.to(v);  // 0 stays 0
+  std::vector<uint64_t> prefix(n);
+  std::array<uint64_t, L + 1> run;  // lane L: [rest, n)
+  run.fill(one);
+  for (size_t i = 0; i < len; ++i)
+    for (size_t j = 0; j < L; ++j) {
+      const size_t k = j * len + i;
+      if (x[k] != 0) run[j] = mg.mul(run[j], x[k]);
+      prefix[k] = run[j];
+    }
+  for (size_t k = rest; k < n; ++k) {
+    if (x[k] != 0) run[L] = mg.mul(run[L], x[k]);
+    prefix[k] = run[L];
   }
-  uint64_t inv = pow_barrett(run, b.m - 2, b);  // 1 / (product of the nonzero values)
-  for (size_t i = x.size(); i-- > 0;) {
-    if (x[i] == 0) continue;
-    const uint64_t value = x[i];
-    x[i] = b.mul(inv, i > 0 ? prefix[i - 1] : 1);
-    inv = b.mul(inv, value);
+  uint64_t all = one;
+  for (uint64_t r : run) all = mg.mul(all, r);
+  // 1 / (product of the nonzero values)
+  const uint64_t inv_all = mg.to(pow_barrett(mg.from(all), b.m - 2, b));
+  std::array<uint64_t, L + 1> inv;  // 1 / (lane j's product)
+  for (size_t j = 0; j <= L; ++j) {
+    inv[j] = inv_all;
+    for (size_t o = 0; o <= L; ++o)
+      if (o != j) inv[j] = mg.mul(inv[j], run[o]);
   }
+  auto back = [&](size_t k, size_t first, uint64_t& lane_inv) {
+    if (x[k] == 0) return;
+    const uint64_t value = x[k];
+    x[k] = mg.from(mg.mul(lane_inv, k > first ? prefix[k - 1] : one));
+    lane_inv = mg.mul(lane_inv, value);
+  };
+  for (size_t i = len; i-- > 0;)
+    for (size_t j = 0; j < L; ++j) back(j * len + i, j * len, inv[j]);
+  for (size_t k = n; k-- > rest;) back(k, rest, inv[L]);
 }
 }  // namespace
 
