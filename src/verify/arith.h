@@ -16,10 +16,31 @@ struct Arith;
 // x rounded (to nearest, ties to even) to what a tensor of type `dt` stores: the float run of
 // the verifier's float check emulates f16/bf16 storage this way (compute stays in float, as on
 // GPUs, where half tensors are loaded to float registers and rounded when written back).
+//
+// f16 rounds on the float's bits (as bf16 below) rather than through a _Float16 cast: without
+// F16C code generation GCC calls libgcc's __truncsfhf2 for the cast, and the float check of a
+// large f16 program spent over half its time there. The result is the cast's, bit for bit
+// (tests/verify/interpret_test.cc compares them around every half-precision value).
+inline float round_to_f16(float x) {
+  const uint32_t b = std::bit_cast<uint32_t>(x);
+  const uint32_t sign = b & 0x80000000u, a = b & 0x7fffffffu;
+  if (a >= 0x477ff000u)  // |x| >= 65520 (rounds to infinity), infinity or NaN
+    return a > 0x7f800000u ? x : std::bit_cast<float>(sign | 0x7f800000u);
+  if (a < 0x38800000u) {  // |x| < 2^-14: half subnormals, multiples of 2^-24
+    // Floats in [0.5, 1) are 2^-24 apart: the sum rounds |x| to that grid (to nearest, ties
+    // to even) and the difference is exact.
+    const volatile float half = 0.5f;  // kept from folding (x + 0.5) - 0.5 into x
+    const float r = (std::bit_cast<float>(a) + half) - half;
+    return std::bit_cast<float>(sign | std::bit_cast<uint32_t>(r));
+  }
+  // Normal halves keep 10 of the float's 23 fraction bits: round off 13, ties to even.
+  return std::bit_cast<float>(sign | ((a + 0x0fffu + ((a >> 13) & 1u)) & 0xffffe000u));
+}
+
 inline float round_to_storage(float x, ir::DType dt) {
   switch (dt) {
     case ir::DType::kF32: return x;
-    case ir::DType::kF16: return static_cast<float>(static_cast<_Float16>(x));
+    case ir::DType::kF16: return round_to_f16(x);
     case ir::DType::kBF16: {
       if (std::isnan(x)) return x;
       uint32_t b = std::bit_cast<uint32_t>(x);

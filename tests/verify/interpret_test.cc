@@ -1,7 +1,11 @@
 // The block-graph semantics on small hand-checked cases: imap/omap partition, replication,
 // fmap tiling, sum- and concat-accumulation, post-loop ops and thread graphs. The input is
 // X[i][j] = 10 i + j, so every expected value is an exact integer worked out by hand.
+#include <bit>
+#include <cmath>
+
 #include "test_util.h"
+#include "verify/arith.h"
 #include "verify/interpret.h"
 
 namespace mugraph::verify {
@@ -142,6 +146,37 @@ TEST(Interpret, SameTensorTwiceWithDifferentImaps) {
   for (int64_t i = 0; i < 4; ++i)
     for (int64_t j = 0; j < 6; ++j)
       EXPECT_EQ(at((*out)[0], i, j), static_cast<double>(10 * i + j - 60 - 4 * j));
+}
+
+// The float run's f16 storage rounding (arith.h, on the float's bits) against the compiler's
+// _Float16 cast (libgcc's conversion), bit for bit: at every half-precision value, the floats
+// next to it, the midpoints to its neighbours (the ties) and the floats next to those, then a
+// million floats spread over all bit patterns.
+TEST(Interpret, F16StorageRoundingIsTheCastBitForBit) {
+  int checked = 0;
+  auto same = [&](float x) {
+    const float want = static_cast<float>(static_cast<_Float16>(x)), got = round_to_storage(x, ir::DType::kF16);
+    ++checked;
+    if (std::isnan(want)) return std::isnan(got);
+    return std::bit_cast<uint32_t>(want) == std::bit_cast<uint32_t>(got);
+  };
+  auto around = [&](float x) {
+    for (float y : {std::nextafter(x, -INFINITY), x, std::nextafter(x, INFINITY)})
+      ASSERT_TRUE(same(y)) << "x = " << y << " (bits 0x" << std::hex << std::bit_cast<uint32_t>(y) << ")";
+  };
+  for (uint32_t h = 0; h < 0x10000u; ++h) {
+    const float x = static_cast<float>(std::bit_cast<_Float16>(static_cast<uint16_t>(h)));
+    if (std::isnan(x)) continue;
+    around(x);
+    const float next = static_cast<float>(std::bit_cast<_Float16>(static_cast<uint16_t>(h + 1)));
+    if (std::isfinite(x) && std::isfinite(next) && (h & 0x7fffu) != 0x7fffu)
+      around(static_cast<float>((static_cast<double>(x) + static_cast<double>(next)) / 2));
+  }
+  around(65520.0f);  // the tie past the largest half, which rounds to infinity
+  around(-65520.0f);
+  for (uint64_t b = 0; b < (uint64_t{1} << 32); b += 4093)
+    ASSERT_TRUE(same(std::bit_cast<float>(static_cast<uint32_t>(b)))) << "bits 0x" << std::hex << b;
+  EXPECT_GT(checked, 1000000);
 }
 
 }  // namespace
