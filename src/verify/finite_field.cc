@@ -68,9 +68,16 @@ uint64_t pow_barrett(uint64_t a, uint64_t e, const Barrett& b) {
 }
 
 namespace {
+// Slots per memo table: the inverses' (tables 0, 1) and the power-map roots' (2, 3). The roots'
+// memo is larger: a search screens every candidate with one draw, so the same radicands come
+// back across screens, but a screen of QKNorm at paper shapes alone takes ~100k roots (every
+// block's K tiles). With 2^16 slots 7% of its lookups hit, with 2^19 62% (88% with 2^21,
+// which gained nothing more), and its screens cost 62 -> 46 ms each on average
+// (bench/results/search.md, 2026-11-28, midday). 2^19 slots are 8 MB per table and thread.
 constexpr size_t kMemoSlots = size_t{1} << 16;
+constexpr size_t kRootMemoSlots = size_t{1} << 19;
 // This thread's memo `table` for (m, e), emptied when either changed: (a, a^e) slots, a = ~0
-// marking an empty one.
+// marking an empty one. Its size is a power of 2.
 std::vector<std::pair<uint64_t, uint64_t>>& memo_slots(uint64_t e, const Barrett& b, int table) {
   struct Memo {
     uint64_t m = 0, e = 0;
@@ -81,7 +88,7 @@ std::vector<std::pair<uint64_t, uint64_t>>& memo_slots(uint64_t e, const Barrett
   if (t.m != b.m || t.e != e || t.slots.empty()) {
     t.m = b.m;
     t.e = e;
-    t.slots.assign(kMemoSlots, {~uint64_t{0}, 0});
+    t.slots.assign(table >= 2 ? kRootMemoSlots : kMemoSlots, {~uint64_t{0}, 0});
   }
   return t.slots;
 }
@@ -101,7 +108,8 @@ void pow_lanes(uint64_t* a, uint64_t e, const Montgomery& mg) {
 }  // namespace
 
 uint64_t pow_memo(uint64_t a, uint64_t e, const Barrett& b, int table) {
-  auto& s = memo_slots(e, b, table)[mix(a) & (kMemoSlots - 1)];
+  auto& slots = memo_slots(e, b, table);
+  auto& s = slots[mix(a) & (slots.size() - 1)];
   if (s.first != a) s = {a, pow_barrett(a, e, b)};
   return s.second;
 }
@@ -118,6 +126,7 @@ Montgomery::Montgomery(uint64_t modulus) : m(modulus) {
 void pow_memo_all(uint64_t* a, size_t n, uint64_t e, const Barrett& b, int table) {
   if (n == 0) return;
   auto& slots = memo_slots(e, b, table);
+  const size_t mask = slots.size() - 1;
   const Montgomery mg(b.m);
   uint64_t lane[kPowLanes];
   size_t at[kPowLanes];
@@ -128,13 +137,13 @@ void pow_memo_all(uint64_t* a, size_t n, uint64_t e, const Barrett& b, int table
     pow_lanes(lane, e, mg);
     for (int i = 0; i < used; ++i) {
       a[at[i]] = lane[i];
-      slots[mix(base[static_cast<size_t>(i)]) & (kMemoSlots - 1)] = {base[static_cast<size_t>(i)], lane[i]};
+      slots[mix(base[static_cast<size_t>(i)]) & mask] = {base[static_cast<size_t>(i)], lane[i]};
     }
     used = 0;
   };
   for (size_t i = 0; i < n; ++i) {
     if ((i & 0xffff) == 0xffff) check_deadline();
-    const auto& s = slots[mix(a[i]) & (kMemoSlots - 1)];
+    const auto& s = slots[mix(a[i]) & mask];
     if (s.first == a[i]) {
       a[i] = s.second;
       continue;
