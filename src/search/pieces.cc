@@ -116,26 +116,15 @@ Enumerator::TaskOutput Enumerator::run_task(int task,
   // The pieces split off, done (they may split off more while they run), whatever threw:
   // they refer to `ps`.
   auto finish_pieces = [&ps, spare] {
-    std::exception_ptr error;
-    for (size_t i = 0;; ++i) {
-      std::shared_ptr<SpareThreads::Piece> p;
-      {
-        std::lock_guard<std::mutex> lock(ps.mu);
-        if (i >= ps.parts.size())
-          break;
-        p = ps.parts[i].piece;
-      }
-      if (!p)
-        continue;
-      try {
-        spare->finish(p);
-      } catch (...) {
-        if (!error)
-          error = std::current_exception();
-      }
-    }
-    if (error)
-      std::rethrow_exception(error);
+    if (!spare)
+      return;  // no piece was split off
+    spare->finish_all([&ps](size_t i, std::shared_ptr<SpareThreads::Piece>& p) {
+      std::lock_guard<std::mutex> lock(ps.mu);
+      if (i >= ps.parts.size())
+        return false;
+      p = ps.parts[i].piece;
+      return true;
+    });
   };
   PieceOutput own;
   try {

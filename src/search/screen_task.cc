@@ -124,15 +124,12 @@ bool screen_all(const TaskContext& c, const std::vector<ir::KernelGraph>& comple
   };
   // The pieces refer to `list`: each is finished before it goes, whatever threw.
   auto finish = [&] {
-    std::exception_ptr error;
-    for (const auto& p : pieces) {
-      try {
-        c.spare->finish(p);
-      } catch (...) {
-        if (!error) error = std::current_exception();
-      }
-    }
-    if (error) std::rethrow_exception(error);
+    if (!c.spare) return;  // no piece was posted
+    c.spare->finish_all([&pieces](size_t i, std::shared_ptr<SpareThreads::Piece>& p) {
+      if (i >= pieces.size()) return false;
+      p = pieces[i];
+      return true;
+    });
   };
   try {
     share();

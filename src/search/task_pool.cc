@@ -179,6 +179,21 @@ void SpareThreads::finish(const std::shared_ptr<Piece>& p) {
   if (p->error) std::rethrow_exception(p->error);
 }
 
+void SpareThreads::finish_all(const std::function<bool(size_t, std::shared_ptr<Piece>&)>& at) {
+  std::exception_ptr error;
+  for (size_t i = 0;; ++i) {
+    std::shared_ptr<Piece> p;
+    if (!at(i, p)) break;
+    if (!p) continue;
+    try {
+      finish(p);
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
 bool SpareThreads::serve(std::chrono::milliseconds wait) {
   std::unique_lock<std::mutex> lock(mu_);
   if (run_one(lock)) return true;

@@ -84,6 +84,10 @@ class SpareThreads {
   // of the same owner (or waits, counted as a spare thread) until the thread that took it is
   // done. An exception `p` threw is thrown here.
   void finish(const std::shared_ptr<Piece>& p);
+  // finish() of every piece at(i, p) gives, i = 0, 1, ... until it returns false (p may be left
+  // null: skipped). All are finished, whatever one threw; then the first exception is thrown.
+  // `at` is asked again after each piece, so a list that grows meanwhile is read to its end.
+  void finish_all(const std::function<bool(size_t, std::shared_ptr<Piece>&)>& at);
   // The pool's side: runs one queued piece (true), or waits up to `wait` for one (false).
   bool serve(std::chrono::milliseconds wait);
   // The pool's side: wakes the threads waiting in serve() (a task ended: they may leave).

@@ -127,5 +127,33 @@ TEST(SpareThreads, PiecesRunOnceOnSpareThreadsOrTheirTask) {
   EXPECT_THROW(forced.finish(bad), std::runtime_error);
 }
 
+// finish_all: every piece is finished though some throw, then the first exception is thrown;
+// pieces posted while it runs (by a piece) are read and finished too; a null piece is skipped.
+TEST(SpareThreads, FinishAllFinishesEveryPieceAndThrowsTheFirstError) {
+  SpareThreads spare;  // no pool: finish() runs each piece here
+  std::vector<std::shared_ptr<SpareThreads::Piece>> pieces;
+  std::vector<int> ran(5, 0);
+  pieces.push_back(spare.post(&pieces, [&] {
+    ++ran[0];
+    pieces.push_back(spare.post(&pieces, [&] { ++ran[4]; }));  // read by finish_all later
+  }));
+  pieces.push_back(spare.post(&pieces, [&] { ++ran[1], throw std::runtime_error("first"); }));
+  pieces.push_back(nullptr);
+  pieces.push_back(spare.post(&pieces, [&] { ++ran[3], throw std::logic_error("second"); }));
+  pieces.reserve(16);  // no reallocation while a piece appends
+  auto at = [&](size_t i, std::shared_ptr<SpareThreads::Piece>& p) {
+    if (i >= pieces.size()) return false;
+    p = pieces[i];
+    return true;
+  };
+  try {
+    spare.finish_all(at);
+    ADD_FAILURE() << "no exception";
+  } catch (const std::runtime_error& e) {
+    EXPECT_STREQ(e.what(), "first");
+  }
+  EXPECT_EQ(ran, (std::vector<int>{1, 1, 0, 1, 1}));
+}
+
 }  // namespace
 }  // namespace mugraph::search
