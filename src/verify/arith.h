@@ -19,8 +19,9 @@ struct Arith;
 //
 // f16 rounds on the float's bits (as bf16 below) rather than through a _Float16 cast: without
 // F16C code generation GCC calls libgcc's __truncsfhf2 for the cast, and the float check of a
-// large f16 program spent over half its time there. The result is the cast's, bit for bit
-// (tests/verify/interpret_test.cc compares them around every half-precision value).
+// large f16 program spent over half its time there. The result is the cast's, bit for bit,
+// but for NaNs, which stay NaNs (their payloads kept; tests/verify/interpret_test.cc compares
+// the two around every half-precision value).
 inline float round_to_f16(float x) {
   const uint32_t b = std::bit_cast<uint32_t>(x);
   const uint32_t sign = b & 0x80000000u, a = b & 0x7fffffffu;

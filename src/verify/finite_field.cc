@@ -68,29 +68,39 @@ uint64_t pow_barrett(uint64_t a, uint64_t e, const Barrett& b) {
 }
 
 namespace {
-// Slots per memo table: the inverses' (tables 0, 1) and the power-map roots' (2, 3). The roots'
-// memo is larger: a search screens every candidate with one draw, so the same radicands come
-// back across screens, but a screen of QKNorm at paper shapes alone takes ~100k roots (every
-// block's K tiles). With 2^16 slots 7% of its lookups hit, with 2^19 62% (88% with 2^21,
-// which gained nothing more), and its screens cost 62 -> 46 ms each on average
-// (bench/results/search.md, 2026-11-28, midday). 2^19 slots are 8 MB per table and thread.
+// Slots per memo table. Each starts with 2^16. The power-map roots' tables (2, 3) grow to 2^19
+// (8 MB each) once the thread has missed 4x its slots since it last grew, and then keep that
+// size: a search screens every candidate with one draw, so the same radicands come back across
+// screens, but one screen of QKNorm at paper shapes takes ~100k roots (every block's K tiles).
+// There 7% of root lookups hit with 2^16 slots and 62% with 2^19 (88% with 2^21, which did no
+// more tasks), and this with the f16 rounding took its screens from 62 to 46-52 ms each
+// (bench/results/search.md, 2026-11-28, midday). A short-lived thread (a certify test's
+// second evaluation) that takes few roots stays at 1 MB a table.
 constexpr size_t kMemoSlots = size_t{1} << 16;
 constexpr size_t kRootMemoSlots = size_t{1} << 19;
-// This thread's memo `table` for (m, e), emptied when either changed: (a, a^e) slots, a = ~0
-// marking an empty one. Its size is a power of 2.
-std::vector<std::pair<uint64_t, uint64_t>>& memo_slots(uint64_t e, const Barrett& b, int table) {
-  struct Memo {
-    uint64_t m = 0, e = 0;
-    std::vector<std::pair<uint64_t, uint64_t>> slots;
-  };
+struct Memo {
+  uint64_t m = 0, e = 0;
+  uint64_t misses = 0;  // since the table was last sized
+  std::vector<std::pair<uint64_t, uint64_t>> slots;  // (a, a^e); a = ~0 marks an empty one
+};
+// This thread's memo `table` for (m, e), emptied when either changed (its size kept). Its size
+// is a power of 2.
+Memo& memo(uint64_t e, const Barrett& b, int table) {
   thread_local std::array<Memo, 4> memos;
   Memo& t = memos[static_cast<size_t>(table)];
   if (t.m != b.m || t.e != e || t.slots.empty()) {
     t.m = b.m;
     t.e = e;
-    t.slots.assign(table >= 2 ? kRootMemoSlots : kMemoSlots, {~uint64_t{0}, 0});
+    t.misses = 0;
+    t.slots.assign(t.slots.empty() ? kMemoSlots : t.slots.size(), {~uint64_t{0}, 0});
+  } else if (table >= 2 && t.slots.size() < kRootMemoSlots && t.misses >= 4 * t.slots.size()) {
+    std::vector<std::pair<uint64_t, uint64_t>> old(kRootMemoSlots, {~uint64_t{0}, 0});
+    old.swap(t.slots);
+    for (const auto& [a, r] : old)
+      if (a != ~uint64_t{0}) t.slots[mix(a) & (kRootMemoSlots - 1)] = {a, r};
+    t.misses = 0;
   }
-  return t.slots;
+  return t;
 }
 
 // a[i]^e mod m for kPowLanes values a[i] < m at once, in place: square-and-multiply in
@@ -108,9 +118,9 @@ void pow_lanes(uint64_t* a, uint64_t e, const Montgomery& mg) {
 }  // namespace
 
 uint64_t pow_memo(uint64_t a, uint64_t e, const Barrett& b, int table) {
-  auto& slots = memo_slots(e, b, table);
-  auto& s = slots[mix(a) & (slots.size() - 1)];
-  if (s.first != a) s = {a, pow_barrett(a, e, b)};
+  Memo& t = memo(e, b, table);
+  auto& s = t.slots[mix(a) & (t.slots.size() - 1)];
+  if (s.first != a) s = {a, pow_barrett(a, e, b)}, ++t.misses;
   return s.second;
 }
 
@@ -125,7 +135,8 @@ Montgomery::Montgomery(uint64_t modulus) : m(modulus) {
 
 void pow_memo_all(uint64_t* a, size_t n, uint64_t e, const Barrett& b, int table) {
   if (n == 0) return;
-  auto& slots = memo_slots(e, b, table);
+  Memo& t = memo(e, b, table);
+  auto& slots = t.slots;
   const size_t mask = slots.size() - 1;
   const Montgomery mg(b.m);
   uint64_t lane[kPowLanes];
@@ -148,6 +159,7 @@ void pow_memo_all(uint64_t* a, size_t n, uint64_t e, const Barrett& b, int table
       a[i] = s.second;
       continue;
     }
+    ++t.misses;
     lane[used] = a[i];
     at[used++] = i;
     if (used == kPowLanes) flush();

@@ -139,7 +139,8 @@ uint64_t mul_mod_exact(uint64_t a, uint64_t b, uint64_t m);
 // a^e mod m with the Barrett multiply (a < m).
 uint64_t pow_barrett(uint64_t a, uint64_t e, const Barrett& b);
 // pow_barrett through a per-thread memo, one per `table` (0..3: 0, 1 for inverses, 2^16 slots;
-// 2, 3 for roots, 2^19 slots), each for one (m, e) at a time. Inverses and power-map roots are ~90 multiplies each, and the same values come back:
+// 2, 3 for roots, 2^16 slots growing to 2^19 on a thread that misses often), each for one
+// (m, e) at a time. Inverses and power-map roots are ~90 multiplies each, and the same values come back:
 // a row divided by its RMS, X's entries in every block of a grid that replicates X.
 uint64_t pow_memo(uint64_t a, uint64_t e, const Barrett& b, int table);
 // pow_memo of every a[i], in place (the same values and the same memo): the memo's misses are

@@ -1,7 +1,9 @@
 // The finite field Z_p x Z_q: the constants' preconditions, Table 3's operations on scalars, and
 // one-test equivalence checks of real uGraphs through the shared interpreter.
 #include <set>
+#include <thread>
 #include <vector>
+
 #include "test_util.h"
 #include "verify/eval_op.h"
 #include "verify/field_test.h"
@@ -63,6 +65,29 @@ TEST(FiniteField, MontgomeryMulMatchesTheExactOne) {
     pow_memo_all(ys.data(), ys.size(), e, Barrett(m), 1);
     for (size_t i = 0; i < xs.size(); ++i) EXPECT_EQ(ys[i], pow_mod(xs[i], e, m)) << xs[i] << " mod " << m;
   }
+}
+
+// The roots' memo grows (2^16 -> 2^19 slots) on a thread that misses often, keeping what it held:
+// powers are right before, across and after the growth, and after a change of modulus. Run
+// on a thread of its own so that the memo starts empty.
+TEST(FiniteField, RootMemoGrowsAndKeepsItsPowersRight) {
+  std::thread([] {
+    Rng rng(11);
+    for (uint64_t m : {kDefaultP, kDefaultQ}) {
+      const Barrett b(m);
+      const uint64_t e = (m + 1) / 4;
+      std::vector<uint64_t> xs(300000);  // > 4 x 2^16 misses: the next call grows the table
+      for (uint64_t& x : xs) x = rng.below(m);
+      for (int round = 0; round < 3; ++round) {
+        std::vector<uint64_t> ys = xs;
+        pow_memo_all(ys.data(), ys.size(), e, b, 2);
+        for (size_t i = 0; i < xs.size(); i += 97)
+          ASSERT_EQ(ys[i], pow_mod(xs[i], e, m)) << "round " << round << ", " << xs[i] << " mod " << m;
+        for (size_t i = 0; i < 50; ++i)
+          ASSERT_EQ(pow_memo(xs[i], e, b, 2), pow_mod(xs[i], e, m)) << xs[i] << " mod " << m;
+      }
+    }
+  }).join();
 }
 
 // The lazy accumulators' reduction (matmul, sums) against 128-bit '%': any 64-bit value
