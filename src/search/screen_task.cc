@@ -30,7 +30,12 @@ verify::VerifyOptions screen_options(const SearchOptions& o, const Deadline& dea
   vo.screen_samples = o.screen_samples;
   vo.threads = 1;  // the search's workers already use every core
   vo.seed = o.seed;
-  vo.undecided = verify::Undecided::kPowerMapThenFloatCheck;
+  // The sampled screen leaves the float check of a candidate the field cannot decide (sqrt
+  // identities) to the every-entry test, which every candidate that passed the screen gets and
+  // which runs that float check anyway: once instead of twice, and after the merge, for the
+  // distinct candidates only.
+  vo.undecided = every_entry ? verify::Undecided::kPowerMapThenFloatCheck
+                             : verify::Undecided::kPowerMapThenDefer;
   vo.float_seed = o.seed;               // one reference float run for all candidates (cached)
   vo.screen_every_entry = every_entry;  // confirm_every_entry
   vo.every_entry_seed = o.seed;         // one reference evaluation for all candidates (cached)

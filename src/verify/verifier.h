@@ -28,6 +28,9 @@
 // spoil whole rows, columns or tiles and are caught with probability ~1 - (1 - fraction
 // wrong)^samples. tests/verify/catalog_test.cc measures the false-accept rate over the mutant
 // catalog (bench/results/verify.md records it). No float check (it needs full float runs).
+// The sampled test's draw runs first on one entry of each output (screen_first_look): a
+// difference there is one the sampled test would find too, and most wrong candidates of a search
+// differ everywhere, so they are rejected for the blocks that one entry needs.
 // With screen_every_entry (what the search uses), a candidate that passes the sampled test also
 // passes one field test on EVERY output entry before it counts as passed: a wrong candidate then
 // escapes only if every differing entry agrees in that field test, whatever fraction of the
@@ -125,7 +128,15 @@ inline constexpr int kNoBoundTests = 4;   // certify tests when no bound applies
 // and give up on a difference there (the search: a cheap filter that may lose a correct
 // candidate whose constants are non-residues, never accepts a wrong one without the float
 // check), or give up at once (INCONCLUSIVE).
-enum class Undecided { kFloatCheck, kPowerMapThenFloatCheck, kGiveUp };
+// kPowerMapThenDefer is the search's screen on sampled entries (without screen_every_entry;
+// with it, and in certify mode, it is kPowerMapThenFloatCheck): as kPowerMapThenFloatCheck, but
+// a screen whose power-map test passes leaves the float check to the test every candidate that
+// passed the screen gets next (search/screen_task.h: the every-entry test, with
+// kPowerMapThenFloatCheck, which repeats this screen and then runs the float check): it passes
+// the screen PASSED (the power-map test is the field test it passed) with the float check
+// pending, and says so. The float check ran in both before (the same one, on the same seed):
+// once is enough.
+enum class Undecided { kFloatCheck, kPowerMapThenFloatCheck, kGiveUp, kPowerMapThenDefer };
 
 struct VerifyOptions {
   Mode mode = Mode::kCertify;
@@ -134,6 +145,10 @@ struct VerifyOptions {
   FieldParams field;                   // used when random_primes is off
   bool random_primes = true;           // a fresh (p, q) per test (finite_field.h: RANDOM PRIMES)
   int screen_samples = kScreenSamples;
+  // Screen only: the sampled test's draw on one entry of each output first, and a difference
+  // there decides (verifier.cc, first_look: the same verdict kind, for a fraction of the work
+  // when a candidate differs everywhere). Off only to compare (tests).
+  bool screen_first_look = true;
   int max_tests = 1000;                // certify: never more tests than this
   int no_bound_tests = kNoBoundTests;
   int max_redraws = 20;                // zero-divisor redraws before giving up

@@ -666,6 +666,35 @@ TEST(Search, CandidatesPassATestOnEveryEntryOrAreDropped) {
   EXPECT_TRUE(cands.empty());
 }
 
+// The sampled screen leaves the float check of a candidate only power-map sqrt can decide to
+// the every-entry test (verify::Undecided::kPowerMapThenDefer), which runs it: a candidate wrong
+// in floats that the power map cannot tell apart passes the sampled screen (float check
+// pending) and the every-entry test rejects it. Here Y = X / sqrt(4 T) against X / (-2 sqrt(T)):
+// 4^((p+1)/4) = -2 whenever 2 is a non-residue mod p (p = 3 mod 8), so some draws see no
+// difference.
+TEST(Search, TheEveryEntryTestRunsTheFloatCheckTheScreenLeftPending) {
+  const std::string in = "input X : f32[8, 64]\nS = square(X)\nT = sum(S, dim=1, group=64)\n";
+  const ir::KernelGraph p =
+      parse_ok(in + "M = scale(T, factor=4)\nR = sqrt(M)\nY = div(X, R)\noutput Y\n");
+  Candidate wrong;
+  wrong.graph = parse_ok(in + "R = sqrt(T)\nN = scale(R, factor=-2)\nY = div(X, N)\noutput Y\n");
+  int pending = 0;
+  for (uint64_t seed = 0; seed < 64 && pending < 2; ++seed) {
+    SearchOptions o;
+    o.seed = seed;
+    std::string text;
+    const verify::Verdict v = screen_sampled(p, o, Deadline(), wrong.graph, text);
+    if (!verify::accepted(v.kind)) continue;  // the power map saw the difference
+    ++pending;
+    EXPECT_NE(text.find("float check pending"), std::string::npos) << text;
+    std::vector<Candidate> cands{wrong};
+    const ConfirmStats cs = confirm_every_entry(p, o, Deadline(), 1, cands);
+    EXPECT_EQ(cs.rejected, 1) << "seed " << seed;
+    EXPECT_TRUE(cands.empty());
+  }
+  EXPECT_EQ(pending, 2) << "no draw passed the wrong candidate's sampled screen: nothing tested";
+}
+
 TEST(Search, CandidatesComputeTheProgramsOutputsInOrder) {
   const auto program = mugraph::testing::parse_ok(
       "input X : f32[64, 64]\ninput Y : f32[64, 64]\nA = sub(X, Y)\nB = sub(Y, X)\n"

@@ -121,6 +121,49 @@ TEST(FuzzVerifier, SavedFalseAcceptsAreRejected) {
   }
 }
 
+// The screen's first look (one entry of each output, before the sampled box: verifier.cc)
+// changes no verdict, whatever the mutant: it only decides where the sampled test would find
+// the same difference. Over 25 valid mutants of every kind, the search's sampled screen
+// (power-map sqrt first, float check deferred) and the plain one give the same verdict kind with
+// the first look and without it, and the first look decides some of them.
+TEST(FuzzVerifier, TheScreensFirstLookChangesNoVerdict) {
+  const auto ps = seeds();
+  int compared = 0, decided = 0;
+  auto compare = [&](const ir::KernelGraph& ref, const ir::KernelGraph& cand, uint64_t seed,
+                     const std::string& text) {
+    for (Undecided u : {Undecided::kPowerMapThenDefer, Undecided::kFloatCheck}) {
+      VerifyOptions o;
+      o.mode = Mode::kScreen;
+      o.seed = seed;
+      o.undecided = u;
+      const Verdict with = check(ref, cand, o);
+      o.screen_first_look = false;
+      const Verdict without = check(ref, cand, o);
+      EXPECT_EQ(verdict_name(with.kind), verdict_name(without.kind))
+          << text << "\nwith: " << with.summary << "\nwithout: " << without.summary;
+      ++compared;
+      decided += with.summary.find("(at the first sampled entry)") != std::string::npos;
+    }
+  };
+  // A sqrt identity (equal under the power map and in floats, different as fresh variables):
+  // the first look must not decide it on sqrt as a fresh variable.
+  const std::string in = "input X : f32[4, 64]\nS = square(X)\nT = sum(S, dim=1, group=64)\n";
+  const std::string b = in + "R = sqrt(T)\nU = mul(R, R)\nY = div(X, U)\noutput Y\n";
+  compare(parse_ok(in + "U = mul(T, T)\nR = sqrt(U)\nY = div(X, R)\noutput Y\n"), parse_ok(b), 0, b);
+  for (MutationKind k : all_mutations()) {
+    SCOPED_TRACE(std::string(mutation_name(k)));
+    int valid = 0;
+    for (uint64_t i = 0; valid < 25 && i < 100; ++i) {
+      const Trial t = make_trial(ps, k, 11, i);
+      if (!t.status.ok()) continue;
+      ++valid;
+      compare(t.ref, t.cand, i, t.cand_text);
+    }
+  }
+  std::printf("%d screens compared, %d decided by the first look\n", compared, decided);
+  EXPECT_GT(decided, compared / 10);
+}
+
 // The fuzzer itself. No false accept in certify mode; in screen mode none beyond sampling misses
 // (a PASSED screen that the same screen on every entry refutes: it compares only kScreenSamples
 // entries per output, verify/verifier.h), and those rare (the catalog's bound, catalog_test.cc:

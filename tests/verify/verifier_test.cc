@@ -462,6 +462,37 @@ TEST(Verifier, UndecidedPathComparesInFloat64) {
   }
 }
 
+// The search's screen leaves the float check of a candidate that only power-map sqrt can
+// decide to the every-entry test (Undecided::kPowerMapThenDefer): it passes such a screen
+// PASSED with the float check pending and says so; with every entry, in certify mode, or with
+// kPowerMapThenFloatCheck, the float check runs.
+TEST(Verifier, ScreenLeavesTheFloatCheckToTheEveryEntryTestOnlyWhenAsked) {
+  const std::string in = "input X : f32[4, 64]\nS = square(X)\nT = sum(S, dim=1, group=64)\n";
+  const auto a = parse_ok(in + "U = mul(T, T)\nR = sqrt(U)\nY = div(X, R)\noutput Y\n");
+  // sqrt(T) sqrt(T) = sqrt(T T): equal under the power map and in floats, not as fresh variables
+  const auto b = parse_ok(in + "R = sqrt(T)\nU = mul(R, R)\nY = div(X, U)\noutput Y\n");
+  struct Case {
+    Mode mode;
+    Undecided undecided;
+    bool every_entry, float_checked;
+    VerdictKind kind;
+  };
+  for (const Case& c : {Case{Mode::kScreen, Undecided::kPowerMapThenDefer, false, false, VerdictKind::kPassed},
+                        Case{Mode::kScreen, Undecided::kPowerMapThenDefer, true, true, VerdictKind::kUnproved},
+                        Case{Mode::kScreen, Undecided::kPowerMapThenFloatCheck, false, true, VerdictKind::kUnproved},
+                        Case{Mode::kCertify, Undecided::kPowerMapThenDefer, false, true, VerdictKind::kUnproved}}) {
+    VerifyOptions o;
+    o.mode = c.mode;
+    o.undecided = c.undecided;
+    o.screen_every_entry = c.every_entry;
+    const Verdict v = check(a, b, o);
+    SCOPED_TRACE(v.summary);
+    EXPECT_EQ(v.kind, c.kind);
+    EXPECT_EQ(v.float_checked, c.float_checked);
+    EXPECT_EQ(v.summary.find("float check pending") != std::string::npos, !c.float_checked);
+  }
+}
+
 }  // namespace
 }  // namespace mugraph::verify
 
