@@ -46,6 +46,25 @@ void for_each_broadcast(const ir::Shape& out, const std::array<std::array<int64_
   }
 }
 
+// Calls f(out_linear_index, offsets, len, steps) for every run of `out`'s last dimension: the
+// run's first entry at out_linear_index, operand k's at offsets[k], its next entries steps[k]
+// apart (0: broadcast along the run, or its stride).
+template <size_t K, class F>
+void for_each_run(const ir::Shape& out, const std::array<std::array<int64_t, 4>, K>& st, F f) {
+  if (out.rank == 0) {
+    f(int64_t{0}, std::array<int64_t, K>{}, int64_t{1}, std::array<int64_t, K>{});
+    return;
+  }
+  const int last = out.rank - 1;
+  ir::Shape rows = out;
+  rows[last] = 1;
+  std::array<int64_t, K> steps{};
+  for (size_t k = 0; k < K; ++k) steps[k] = st[k][static_cast<size_t>(last)];
+  const int64_t len = out[last];
+  if (len == 0) return;
+  for_each_broadcast<K>(rows, st, [&](int64_t r, const std::array<int64_t, K>& off) { f(r * len, off, len, steps); });
+}
+
 template <class T>
 T unary(ir::OpKind op, const ir::OpAttrs& a, const T& x) {
   using A = Arith<T>;
@@ -130,6 +149,14 @@ HostTensor<T> eval_op(ir::OpKind op, const ir::OpAttrs& at, const std::vector<co
           return out;
         }
       }
+      if (op == ir::OpKind::kScale && !a.data.empty()) {  // the factor once (a field division)
+        const T c = Arith<T>::from_rational(at.factor.num, at.factor.den);
+        for (size_t i = 0; i < a.data.size(); ++i) {
+          if ((i & 0xffff) == 0) check_deadline();
+          out.data[i] = a.data[i] * c;
+        }
+        return out;
+      }
       for (size_t i = 0; i < a.data.size(); ++i) {
         if ((i & 0xffff) == 0) check_deadline();  // per 64K entries: model-size tensors
         out.data[i] = detail::unary(op, at, a.data[i]);
@@ -143,8 +170,11 @@ HostTensor<T> eval_op(ir::OpKind op, const ir::OpAttrs& at, const std::vector<co
         if (op == ir::OpKind::kDiv) {  // exact division: all inverses at once, then multiply
           std::vector<T> inv = b.data;
           Arith<T>::invert_all(inv);
-          detail::for_each_broadcast<2>(out_shape, st, [&](int64_t i, const std::array<int64_t, 2>& o) {
-            out.data[static_cast<size_t>(i)] = Arith<T>::times_inverse(a.data[static_cast<size_t>(o[0])], inv[static_cast<size_t>(o[1])]);
+          detail::for_each_run<2>(out_shape, st, [&](int64_t i, const std::array<int64_t, 2>& o, int64_t len,
+                                                     const std::array<int64_t, 2>& step) {
+            if ((i & 0xffff) < len) check_deadline();
+            Arith<T>::times_inverse_run(a.data.data() + o[0], step[0], inv.data() + o[1], step[1],
+                                        out.data.data() + i, len);
           });
           return out;
         }

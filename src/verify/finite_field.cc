@@ -4,6 +4,7 @@
 #include <exception>
 #include <system_error>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -241,20 +242,33 @@ FieldContext::FieldContext(const FieldParams& f, uint64_t w, SqrtMode mode, uint
     : params(f), prepared(f), omega(w), sqrt_mode(mode) {
   oracle.seed = oracle_seed;
   if (w == 0) return;  // no exp through w (the group-ring test keeps exps formal)
-  // w^lo for lo < 2^16 and w^(hi 2^16) for hi 2^16 < q.
+  // The last few tables built on this thread, newest last.
+  struct Built {
+    uint64_t p, q, w;
+    std::shared_ptr<const OmegaTables> tables;
+  };
+  thread_local std::vector<Built> built;
+  for (const Built& b : built)
+    if (b.p == f.p && b.q == f.q && b.w == w) {
+      omega_tables = b.tables;
+      return;
+    }
+  auto t = std::make_shared<OmegaTables>();
   const Barrett& bp = prepared.bp;
-  const uint64_t nhi = (f.q >> 16) + 1;
-  omega_lo.resize(uint64_t{1} << 16);
-  omega_hi.resize(nhi);
+  t->lo.resize(uint64_t{1} << 16);
+  t->hi.resize((f.q >> 16) + 1);
   uint64_t x = 1;
-  for (uint64_t& v : omega_lo) v = x, x = bp.mul(x, w % f.p);
+  for (uint64_t& v : t->lo) v = x, x = bp.mul(x, w % f.p);
   const uint64_t step = x;  // w^(2^16)
   x = 1;
-  for (uint64_t& v : omega_hi) v = x, x = bp.mul(x, step);
+  for (uint64_t& v : t->hi) v = x, x = bp.mul(x, step);
+  omega_tables = t;
+  if (built.size() >= 4) built.erase(built.begin());
+  built.push_back({f.p, f.q, w, std::move(t)});
 }
 
 uint64_t FieldContext::omega_pow(uint64_t x) const {
-  return prepared.bp.mul(omega_hi[x >> 16], omega_lo[x & 0xffff]);
+  return prepared.bp.mul(omega_tables->hi[x >> 16], omega_tables->lo[x & 0xffff]);
 }
 
 FF SqrtOracle::root(const FF& x, const FieldParams& f) const {
@@ -443,14 +457,26 @@ void Arith<FF>::invert_all(std::vector<FF>& v) {
 }
 
 FF Arith<FF>::times_inverse(const FF& a, const FF& inv) {
+  FF out;
+  times_inverse_run(&a, 0, &inv, 0, &out, 1);
+  return out;
+}
+
+void Arith<FF>::times_inverse_run(const FF* a, int64_t sa, const FF* inv, int64_t sb, FF* out, int64_t n) {
   const PreparedField& f = detail::params();
-  const bool has_q = a.has_q && inv.has_q;
-  if (inv.p == 0 || (has_q && inv.q == 0)) field_context().zero_divisor = true;
-  return {f.bp.mul(a.p, inv.p), has_q ? f.bq.mul(a.q, inv.q) : 0, has_q};
+  bool zero = false;
+  for (int64_t i = 0; i < n; ++i) {
+    const FF& x = a[i * sa];
+    const FF& y = inv[i * sb];
+    const bool has_q = x.has_q && y.has_q;
+    zero = zero || y.p == 0 || (has_q && y.q == 0);
+    out[i] = {f.bp.mul(x.p, y.p), has_q ? f.bq.mul(x.q, y.q) : 0, has_q};
+  }
+  if (zero) field_context().zero_divisor = true;
 }
 
 FF Arith<FF>::exp(const FF& x) {
-  MG_CHECK(!field_context().omega_lo.empty(), "exp in a field context without w");
+  MG_CHECK(field_context().omega_tables, "exp in a field context without w");
   if (!x.has_q) return invalid("exp of a value with no Z_q part: two exps on one path (not Lax)");
   return {field_context().omega_pow(x.q), 0, false};
 }
@@ -463,6 +489,53 @@ FF Arith<FF>::sqrt(const FF& x) {
           x.has_q};
 }
 
+namespace {
+
+// THE ROOTS OF WHOLE TENSORS. A search screens every candidate with one draw, so a large tensor
+// of radicands comes back whole from screen to screen: a wrong QKNorm candidate that takes sqrt
+// of every entry of K's tiles raises 2^19 roots per screen (64 tiles of 8192), which thrash
+// the per-value memo (2^19 slots; its look-ups are cache misses at that size) and cost ~0.1 s a
+// screen. Here a call with at least kTensorRootsMin radicands is looked up whole: by a hash of
+// its size and a few of its values, then compared value by value (a look-up serves only the same
+// radicands in the same order, under the same moduli). Up to kTensorRootsValues values per
+// thread are kept (32 bytes each: radicand and root, both parts), the least recently used
+// dropped first; radicands without a Z_q part are not kept.
+constexpr size_t kTensorRootsMin = 1024;
+constexpr size_t kTensorRootsValues = size_t{1} << 20;
+struct TensorRoots {
+  uint64_t p = 0, q = 0;                            // the moduli
+  std::vector<std::pair<uint64_t, uint64_t>> radicands, roots;  // (p part, q part)
+  uint64_t used = 0;                                // the clock at the last use
+};
+struct TensorRootCache {
+  std::unordered_map<uint64_t, TensorRoots> entries;  // by tensor_hash
+  size_t values = 0;
+  uint64_t clock = 0;
+};
+TensorRootCache& tensor_roots() {
+  thread_local TensorRootCache cache;
+  return cache;
+}
+uint64_t tensor_hash(const std::vector<FF>& v) {
+  uint64_t h = mix(v.size());
+  for (size_t k = 0; k < 16; ++k) {
+    const FF& x = v[k * (v.size() - 1) / 15];
+    h = mix(h ^ x.p) + x.q;
+  }
+  return mix(h);
+}
+bool same_radicands(const TensorRoots& e, const std::vector<FF>& v, uint64_t p, uint64_t q) {
+  if (e.p != p || e.q != q || e.radicands.size() != v.size()) return false;
+  for (size_t i = 0; i < v.size(); ++i)
+    if (e.radicands[i].first != v[i].p || e.radicands[i].second != v[i].q || !v[i].has_q)
+      return false;
+  return true;
+}
+
+}  // namespace
+
+size_t tensor_roots_kept() { return tensor_roots().values; }
+
 void Arith<FF>::sqrt_all(std::vector<FF>& v) {
   FieldContext& c = field_context();
   if (c.sqrt_mode == SqrtMode::kFreshVariable) {
@@ -473,6 +546,24 @@ void Arith<FF>::sqrt_all(std::vector<FF>& v) {
     return;
   }
   const PreparedField& f = c.prepared;
+  const bool whole = v.size() >= kTensorRootsMin && v.size() <= kTensorRootsValues;
+  uint64_t h = 0;
+  if (whole) {
+    TensorRootCache& cache = tensor_roots();
+    h = tensor_hash(v);
+    const auto it = cache.entries.find(h);
+    if (it != cache.entries.end() && same_radicands(it->second, v, f.p, f.q)) {
+      it->second.used = ++cache.clock;
+      for (size_t i = 0; i < v.size(); ++i) v[i] = {it->second.roots[i].first, it->second.roots[i].second, true};
+      return;
+    }
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> radicands;
+  bool all_q = true;
+  if (whole) {
+    radicands.reserve(v.size());
+    for (const FF& x : v) radicands.emplace_back(x.p, x.q), all_q = all_q && x.has_q;
+  }
   std::vector<uint64_t> ps(v.size()), qs;
   for (size_t i = 0; i < v.size(); ++i) {
     ps[i] = v[i].p;
@@ -482,6 +573,27 @@ void Arith<FF>::sqrt_all(std::vector<FF>& v) {
   pow_memo_all(qs.data(), qs.size(), (f.q + 1) / 4, f.bq, 3);
   size_t j = 0;
   for (size_t i = 0; i < v.size(); ++i) v[i] = {ps[i], v[i].has_q ? qs[j++] : 0, v[i].has_q};
+  if (!whole || !all_q) return;
+  TensorRootCache& cache = tensor_roots();
+  if (const auto it = cache.entries.find(h); it != cache.entries.end()) {  // a collision: replaced
+    cache.values -= it->second.radicands.size();
+    cache.entries.erase(it);
+  }
+  while (cache.values + v.size() > kTensorRootsValues) {  // the least recently used goes
+    auto oldest = cache.entries.begin();
+    for (auto e = cache.entries.begin(); e != cache.entries.end(); ++e)
+      if (e->second.used < oldest->second.used) oldest = e;
+    cache.values -= oldest->second.radicands.size();
+    cache.entries.erase(oldest);
+  }
+  TensorRoots& e = cache.entries[h];
+  e.p = f.p;
+  e.q = f.q;
+  e.radicands = std::move(radicands);
+  e.roots.reserve(v.size());
+  for (const FF& x : v) e.roots.emplace_back(x.p, x.q);
+  e.used = ++cache.clock;
+  cache.values += v.size();
 }
 
 FF Arith<FF>::silu(const FF& x) { return x / (from_rational(1, 1) + exp(zero() - x)); }

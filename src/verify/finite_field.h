@@ -208,7 +208,12 @@ struct FieldContext {
   uint64_t omega = 1;
   SqrtMode sqrt_mode = SqrtMode::kPowerMap;
   SqrtOracle oracle;  // used in kFreshVariable mode
-  std::vector<uint64_t> omega_lo, omega_hi;
+  // w^lo for lo < 2^16 and w^(hi 2^16) for hi 2^16 < q: shared by the contexts of one (p, q, w)
+  // (a search draws one for all its screens; the tables are ~100k multiplies to build).
+  struct OmegaTables {
+    std::vector<uint64_t> lo, hi;
+  };
+  std::shared_ptr<const OmegaTables> omega_tables;
   bool zero_divisor = false;
   std::string invalid;  // first non-Lax event (e.g. "relu is not in the Lax fragment")
   uint64_t omega_pow(uint64_t x) const;  // w^x mod p for x < q
@@ -305,9 +310,16 @@ struct Arith<FF> {
   // zero), then times_inverse(a, inverse of b) equals a / b, zero-divisor flag included.
   static void invert_all(std::vector<FF>& v);
   static FF times_inverse(const FF& a, const FF& inv);
+  // out[i] = times_inverse(a[i sa], inv[i sb]) for i < n (eval_op's division, a run at a time).
+  static void times_inverse_run(const FF* a, int64_t sa, const FF* inv, int64_t sb, FF* out, int64_t n);
   // sqrt of every value in place (eval_op's sqrt of a whole tensor): equal to sqrt one by one,
-  // with the power maps raised through pow_memo_all.
+  // with the power maps raised through pow_memo_all; a large tensor of radicands met before on
+  // this thread under the same moduli takes its roots whole from a cache (finite_field.cc, THE
+  // ROOTS OF WHOLE TENSORS).
   static void sqrt_all(std::vector<FF>& v);
 };
+
+// Radicands this thread's cache of whole tensors' roots holds (a diagnostic for tests).
+size_t tensor_roots_kept();
 
 }  // namespace mugraph::verify

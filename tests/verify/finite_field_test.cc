@@ -162,6 +162,32 @@ TEST_F(FieldOps, ExpMapsZqIntoZpAndDropsTheZqPart) {
   EXPECT_NE(ctx.invalid.find("two exps on one path"), std::string::npos);
 }
 
+// The w^x tables are built once per (p, q, w) on a thread and shared by its contexts: w^x is
+// right for each of several fields and roots of unity, built in any order and met again.
+TEST(FieldContext, SharedOmegaTablesGiveEachContextItsOwnPowers) {
+  Rng draw(9);
+  std::vector<FieldParams> fields{FieldParams{}, random_field_params(draw), random_field_params(draw)};
+  std::vector<std::pair<FieldParams, uint64_t>> draws;
+  for (const FieldParams& f : fields)
+    for (int k = 0; k < 2; ++k) draws.emplace_back(f, random_root_of_unity(f, draw));
+  std::vector<std::shared_ptr<const FieldContext::OmegaTables>> first;
+  for (int round = 0; round < 3; ++round)  // 6 draws > the 4 a thread keeps: some built again
+    for (size_t d = 0; d < draws.size(); ++d) {
+      const auto& [f, w] = draws[d];
+      FieldContext c(f, w);
+      if (round == 0) first.push_back(c.omega_tables);
+      if (round == 0 && d > 0) {
+        EXPECT_NE(c.omega_tables, first[d - 1]);
+      }
+      for (uint64_t x : {uint64_t{0}, uint64_t{1}, uint64_t{65535}, uint64_t{65536}, f.q - 1,
+                         draw.below(f.q), draw.below(f.q)})
+        ASSERT_EQ(c.omega_pow(x), pow_mod(w, x, f.p)) << "draw " << d << ", round " << round << ", x " << x;
+    }
+  FieldContext a(fields[1], draws[2].second), b(fields[1], draws[2].second);
+  EXPECT_EQ(a.omega_tables, b.omega_tables) << "one draw's tables shared";
+  EXPECT_FALSE(FieldContext(fields[1], 0).omega_tables) << "no w: no tables";
+}
+
 TEST_F(FieldOps, SqrtIsMultiplicativeAndARootOfResidues) {
   FieldScope scope(ctx);
   for (int i = 0; i < 50; ++i) {
@@ -233,6 +259,61 @@ TEST_F(FieldOps, BatchRootsEqualThePowerMap) {
   for (size_t i = 0; i < v.size(); ++i) EXPECT_EQ(roots[i], Arith<FF>::sqrt(v[i])) << i;
 }
 
+// Large tensors of radicands take their roots whole from a per-thread cache: served only for
+// the same radicands in the same order under the same moduli (one value changed where the
+// look-up's hash does not look, a value without its Z_q part, other moduli: computed again),
+// always the power map's values, and never more than 2^20 radicands kept.
+TEST_F(FieldOps, WholeTensorRootsServeOnlyTheSameRadicands) {
+  std::thread([&] {
+    Rng draw(5);
+    const FieldParams other = random_field_params(draw);
+    FieldContext second(other, random_root_of_unity(other, draw));
+    auto expect_power_map = [](const std::vector<FF>& in, const FieldContext& c, const char* what) {
+      std::vector<FF> roots = in;
+      Arith<FF>::sqrt_all(roots);
+      const uint64_t p = c.params.p, q = c.params.q;
+      for (size_t i = 0; i < in.size(); ++i) {
+        const FF want{pow_mod(in[i].p, (p + 1) / 4, p),
+                      in[i].has_q ? pow_mod(in[i].q, (q + 1) / 4, q) : 0, in[i].has_q};
+        ASSERT_EQ(roots[i], want) << what << ", p " << p << ", entry " << i;
+      }
+    };
+    for (FieldContext* c : {&ctx, &second}) {
+      FieldScope scope(*c);
+      std::vector<FF> v(5000);
+      for (FF& x : v) x = random_ff(c->params, rng);
+      const size_t before = tensor_roots_kept();
+      expect_power_map(v, *c, "first");
+      EXPECT_EQ(tensor_roots_kept(), before + v.size()) << "kept";
+      expect_power_map(v, *c, "again");
+      EXPECT_EQ(tensor_roots_kept(), before + v.size()) << "served, not kept twice";
+      std::vector<FF> w = v;
+      w[1234].p = (w[1234].p + 1) % c->params.p;  // not one of the 16 the hash reads
+      expect_power_map(w, *c, "one value changed");
+      w[77].has_q = false, w[77].q = 0;
+      expect_power_map(w, *c, "a value without its Z_q part");
+      expect_power_map(v, *c, "the first again");
+    }
+    {
+      FieldScope scope(second);
+      std::vector<FF> v(5000);
+      for (FF& x : v) x = random_ff(ctx.params, rng);  // values below both moduli
+      for (FF& x : v) x.p %= second.params.p, x.q %= second.params.q;
+      expect_power_map(v, second, "kept under the second field");
+      FieldScope inner(ctx);
+      expect_power_map(v, ctx, "the same radicands under the first field");
+    }
+    FieldScope scope(ctx);
+    for (int k = 0; k < 300; ++k) {  // 300 x 5000 radicands > 2^20
+      std::vector<FF> v(5000);
+      for (FF& x : v) x = random_ff(ctx.params, rng);
+      Arith<FF>::sqrt_all(v);
+      ASSERT_LE(tensor_roots_kept(), size_t{1} << 20);
+    }
+    EXPECT_GT(tensor_roots_kept(), (size_t{1} << 20) - 5000);
+  }).join();
+}
+
 // eval_op takes a whole tensor's roots through sqrt_all: the same values as one root at a time.
 TEST_F(FieldOps, TensorSqrtEqualsElementwise) {
   FieldScope scope(ctx);
@@ -243,6 +324,42 @@ TEST_F(FieldOps, TensorSqrtEqualsElementwise) {
   const HostTensor<FF> out = eval_op<FF>(ir::OpKind::kSqrt, ir::OpAttrs{}, {&t}, t.shape);
   ASSERT_EQ(out.data.size(), t.data.size());
   for (size_t i = 0; i < t.data.size(); ++i) EXPECT_EQ(out.data[i], Arith<FF>::sqrt(t.data[i])) << i;
+}
+
+// eval_op's division runs along the last dimension (times_inverse_run) and its scale takes the
+// factor once: the same values as one entry at a time, under every broadcast of the divisor
+// (a row's scalar, a column, a whole tensor, a rank-0 one), the zero-divisor flag included.
+TEST_F(FieldOps, TensorDivisionAndScaleEqualElementwiseUnderBroadcast) {
+  FieldScope scope(ctx);
+  const ir::Shape out{3, 4, 5};
+  HostTensor<FF> a(out, FF{});
+  for (FF& x : a.data) x = r();
+  a.data[7].has_q = false, a.data[7].q = 0;
+  for (const ir::Shape& bs : {ir::Shape{3, 4, 5}, ir::Shape{3, 4, 1}, ir::Shape{1, 1, 5},
+                              ir::Shape{4, 1}, ir::Shape{1}, ir::Shape{}}) {
+    for (bool with_zero : {false, true}) {
+      HostTensor<FF> b(bs, FF{});
+      for (FF& x : b.data) x = r();
+      if (bs.numel() > 1) b.data[1].has_q = false, b.data[1].q = 0;
+      if (with_zero) b.data[0].p = 0;
+      ctx.zero_divisor = false;
+      const HostTensor<FF> got = eval_op<FF>(ir::OpKind::kDiv, ir::OpAttrs{}, {&a, &b}, out);
+      EXPECT_EQ(ctx.zero_divisor, with_zero) << bs.to_string();
+      ctx.zero_divisor = false;
+      const auto st = detail::broadcast_strides(bs, out);
+      detail::for_each_broadcast<1>(out, std::array<std::array<int64_t, 4>, 1>{st},
+                                    [&](int64_t i, const std::array<int64_t, 1>& o) {
+        const FF want = a.data[static_cast<size_t>(i)] / b.data[static_cast<size_t>(o[0])];
+        EXPECT_EQ(got.data[static_cast<size_t>(i)], want) << bs.to_string() << ", entry " << i;
+      });
+      EXPECT_EQ(ctx.zero_divisor, with_zero) << bs.to_string() << ", one at a time";
+    }
+  }
+  ir::OpAttrs scale;
+  scale.factor = {3, 7};
+  const HostTensor<FF> got = eval_op<FF>(ir::OpKind::kScale, scale, {&a}, out);
+  for (size_t i = 0; i < a.data.size(); ++i)
+    EXPECT_EQ(got.data[i], detail::unary(ir::OpKind::kScale, scale, a.data[i])) << i;
 }
 
 // Tensor division inverts all divisors at once (eval_op); it must equal element-wise division,
