@@ -5,6 +5,7 @@
 #include <system_error>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -499,7 +500,9 @@ namespace {
 // its size and a few of its values, then compared value by value (a look-up serves only the same
 // radicands in the same order, under the same moduli). Up to kTensorRootsValues values per
 // thread are kept (32 bytes each: radicand and root, both parts), the least recently used
-// dropped first; radicands without a Z_q part are not kept.
+// dropped first; radicands without a Z_q part are not kept. A tensor is kept only the second time
+// its hash is seen (the first time only the hash is noted): a thread that never meets the same
+// radicands twice (certify's fresh primes, short-lived workers) keeps no roots.
 constexpr size_t kTensorRootsMin = 1024;
 constexpr size_t kTensorRootsValues = size_t{1} << 20;
 struct TensorRoots {
@@ -509,6 +512,7 @@ struct TensorRoots {
 };
 struct TensorRootCache {
   std::unordered_map<uint64_t, TensorRoots> entries;  // by tensor_hash
+  std::unordered_set<uint64_t> seen;                  // hashes met once (emptied at 2^16)
   size_t values = 0;
   uint64_t clock = 0;
 };
@@ -575,6 +579,8 @@ void Arith<FF>::sqrt_all(std::vector<FF>& v) {
   for (size_t i = 0; i < v.size(); ++i) v[i] = {ps[i], v[i].has_q ? qs[j++] : 0, v[i].has_q};
   if (!whole || !all_q) return;
   TensorRootCache& cache = tensor_roots();
+  if (cache.seen.size() >= (size_t{1} << 16)) cache.seen.clear();
+  if (cache.seen.insert(h ^ f.p ^ (f.q << 1)).second) return;  // the first sight: noted only
   if (const auto it = cache.entries.find(h); it != cache.entries.end()) {  // a collision: replaced
     cache.values -= it->second.radicands.size();
     cache.entries.erase(it);

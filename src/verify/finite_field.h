@@ -25,7 +25,9 @@
 // NOTHING in either direction: it is no homomorphic image of the real functions. The verifier
 // uses it only as a cheap filter inside the search (verify::Undecided::kPowerMapThenFloatCheck):
 // a difference there drops a candidate (INCONCLUSIVE: perhaps a lost correct candidate, never a
-// wrong verdict); an agreement is never accepted without the float check.
+// wrong verdict); an agreement is never accepted without the float check (the search's sampled
+// screen leaves it to its every-entry test, which every screened candidate gets before the
+// search hands anything out: verifier.h, kPowerMapThenDefer).
 //
 // Fresh variable (SqrtMode::kFreshVariable, every verdict): sqrt(y) = F(y) with F a random
 // function of the radicand's field value, drawn per test and shared by both programs.

@@ -615,9 +615,12 @@ namespace {
 // output, the first of `want`'s, a sub-box of it. Most wrong candidates of a search differ at every
 // entry, and one entry demands a fraction of the blocks that the sampled box does (QKNorm at paper
 // shapes: one block of rows instead of up to four), so they are rejected for that fraction. Only a
-// difference is acted on: the sampled test would find it too (the same values at the same entries),
-// so the verdict's kind is the one the sampled test gives; anything else (equal, a zero divisor)
-// leaves the decision to the sampled test. Nothing when `want` holds one entry per output already.
+// difference on the first draw is acted on: the sampled test would find it too (the same values at
+// the same entries), so the verdict's kind is the one the sampled test gives, except where the
+// sampled box meets a zero divisor that this entry does not (then the sampled test redraws, and
+// may end INCONCLUSIVE where this says different: rejected either way). Anything else (equal, a
+// zero divisor) leaves the decision to the sampled test. Nothing when `want` holds one entry per
+// output already.
 std::optional<Round> first_look(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
                                 const VerifyOptions& o, SqrtMode sm, const std::vector<Box>& want,
                                 Rng rng) {
@@ -633,7 +636,9 @@ std::optional<Round> first_look(const ir::KernelGraph& ref, const ir::KernelGrap
   if (!smaller || !o.screen_first_look) return std::nullopt;
   std::vector<int> perm;
   Verdict scratch;
-  Round r = run_tests(ref, cand, o, sm, one, perm, rng, 1, scratch);
+  VerifyOptions once = o;  // the first draw only: a zero divisor leaves it to the sampled test
+  once.max_redraws = 0;
+  Round r = run_tests(ref, cand, once, sm, one, perm, rng, 1, scratch);
   if (r.outcome != FieldOutcome::kDifferent) return std::nullopt;
   r.detail += " (at the first sampled entry)";
   return r;
@@ -760,7 +765,11 @@ int64_t check_memory_bytes(const ir::KernelGraph& ref, const ir::KernelGraph& ca
   // The float check (certify always; a screen only where the field cannot decide) runs both
   // programs in full and caches the reference's inputs.
   const LaxInfo lr = classify_lax(ref), lc = classify_lax(cand);
-  const bool floats_run = o.mode == Mode::kCertify || !lr.lax || !lc.lax || lr.has_sqrt || lc.has_sqrt;
+  // (A kPowerMapThenDefer screen without the every-entry test leaves a sqrt float check to it.)
+  const bool deferred = o.mode == Mode::kScreen && !o.screen_every_entry &&
+                        o.undecided == Undecided::kPowerMapThenDefer;
+  const bool floats_run = o.mode == Mode::kCertify || !lr.lax || !lc.lax ||
+                          ((lr.has_sqrt || lc.has_sqrt) && !deferred);
   const int64_t floats =
       floats_run ? std::max(input_entries(ref), input_entries(cand)) * 12 + full * 8 : 0;
   return std::max(field, floats);

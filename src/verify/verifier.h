@@ -6,7 +6,10 @@
 //                   made (the output permutation) fixed before the counted tests, and the float
 //                   check ran and passed. The only verdict that proves anything.
 //   PASSED          the field tests agreed but prove nothing at delta (screen mode; no finite
-//                   bound; test cap); the float check ran and passed in certify mode.
+//                   bound; test cap); the float check ran and passed in certify mode. One
+//                   screen-mode exception: with Undecided::kPowerMapThenDefer the power-map test
+//                   agreed, sqrt as a fresh variable did not, and the float check is pending
+//                   (its summary says so; the search's every-entry test runs it).
 //   UNPROVED        the field test cannot decide (not Lax; sqrt identities) and the float check
 //                   ran and passed.
 //   NOT EQUIVALENT  a field test found a differing entry in a program pair the field models
@@ -170,7 +173,8 @@ struct VerifyOptions {
 
 enum class VerdictKind {
   kVerified,       // certify: all tests passed, bound <= delta, float check passed
-  kPassed,         // passed every test, but no proof at delta (screen, no bound, cap reached)
+  kPassed,         // passed every test, but no proof at delta (screen, no bound, cap reached;
+                   // a kPowerMapThenDefer screen: the power-map test, the float check pending)
   kNotEquivalent,  // a field test found a differing entry (no sqrt: a real difference)
   kUnstable,       // rejected by the float check
   kUnproved,       // the field cannot decide (not Lax, sqrt); the float check passed

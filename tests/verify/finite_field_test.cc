@@ -284,6 +284,8 @@ TEST_F(FieldOps, WholeTensorRootsServeOnlyTheSameRadicands) {
       for (FF& x : v) x = random_ff(c->params, rng);
       const size_t before = tensor_roots_kept();
       expect_power_map(v, *c, "first");
+      EXPECT_EQ(tensor_roots_kept(), before) << "first sight: only noted";
+      expect_power_map(v, *c, "second");
       EXPECT_EQ(tensor_roots_kept(), before + v.size()) << "kept";
       expect_power_map(v, *c, "again");
       EXPECT_EQ(tensor_roots_kept(), before + v.size()) << "served, not kept twice";
@@ -299,15 +301,19 @@ TEST_F(FieldOps, WholeTensorRootsServeOnlyTheSameRadicands) {
       std::vector<FF> v(5000);
       for (FF& x : v) x = random_ff(ctx.params, rng);  // values below both moduli
       for (FF& x : v) x.p %= second.params.p, x.q %= second.params.q;
+      expect_power_map(v, second, "noted under the second field");
       expect_power_map(v, second, "kept under the second field");
       FieldScope inner(ctx);
       expect_power_map(v, ctx, "the same radicands under the first field");
+      expect_power_map(v, ctx, "and again");
     }
     FieldScope scope(ctx);
-    for (int k = 0; k < 300; ++k) {  // 300 x 5000 radicands > 2^20
+    for (int k = 0; k < 300; ++k) {  // 300 x 5000 radicands > 2^20, each seen twice
       std::vector<FF> v(5000);
       for (FF& x : v) x = random_ff(ctx.params, rng);
+      std::vector<FF> w = v;
       Arith<FF>::sqrt_all(v);
+      Arith<FF>::sqrt_all(w);
       ASSERT_LE(tensor_roots_kept(), size_t{1} << 20);
     }
     EXPECT_GT(tensor_roots_kept(), (size_t{1} << 20) - 5000);
