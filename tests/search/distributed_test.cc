@@ -123,25 +123,38 @@ TEST(Distributed, ARankThatDiesLosesNoTask) {
   auto alone = search_lax(p, o);
   ASSERT_TRUE(alone.ok());
   for (int n : {2, 3}) {
-    InProcessJob job(n, kDeathTimeout);
-    job.hub.kill_at_send(n - 1, n == 2 ? 3 : 6);
-    o.ranks = job.ranks.get();
-    auto r = search_lax(p, o);
-    ASSERT_TRUE(r.ok()) << r.status().message();
-    EXPECT_EQ(candidates_text(*r), candidates_text(*alone)) << n << " ranks";
-    EXPECT_EQ(job.ranks->lost(), 1);
-    EXPECT_EQ(r->stats.tasks_by_ranks > 0, n == 3);
-    // One thread: two tasks in flight (one waits there while a result travels back); with 2
-    // ranks, rank 1 dies sending its first result, so both are still out; with 3, rank 2 may
-    // have been given only one more since.
-    const std::string lost = "search: rank " + std::to_string(n - 1) + " was silent for " +
-                             [] { std::ostringstream s; s << kDeathTimeout; return s.str(); }() + " s (taken for dead); its ";
-    const std::string log = job.all_log();
-    EXPECT_NE(log.find(lost + (n == 2 ? "2" : "")), std::string::npos) << log;
-    EXPECT_EQ(log.find(lost + "0"), std::string::npos) << log;
-    EXPECT_NE(log.find("running task(s) run again elsewhere"), std::string::npos) << log;
-    job.finish();
-    EXPECT_EQ(job.codes[static_cast<size_t>(n - 1)], 1);  // it heard nothing more from rank 0
+    // Whether rank n-1 lives to its n-th send depends on the scheduler: on a loaded machine
+    // (ctest -j2 on 2 cores) rank 0 and rank 1 can run every task before a starved rank 2 has
+    // sent 6 messages (seen once in CI). Such a run must still find the same candidates; the
+    // scenario is run again, up to 4 times, until the rank does die.
+    bool died = false;
+    for (int attempt = 0; attempt < 4 && !died; ++attempt) {
+      InProcessJob job(n, kDeathTimeout);
+      job.hub.kill_at_send(n - 1, n == 2 ? 3 : 6);
+      o.ranks = job.ranks.get();
+      auto r = search_lax(p, o);
+      ASSERT_TRUE(r.ok()) << r.status().message();
+      EXPECT_EQ(candidates_text(*r), candidates_text(*alone)) << n << " ranks";
+      died = job.hub.killed(n - 1);
+      if (!died) {
+        EXPECT_EQ(job.ranks->lost(), 0);
+        continue;
+      }
+      EXPECT_EQ(job.ranks->lost(), 1);
+      EXPECT_EQ(r->stats.tasks_by_ranks > 0, n == 3);
+      // One thread: two tasks in flight (one waits there while a result travels back); with 2
+      // ranks, rank 1 dies sending its first result, so both are still out; with 3, rank 2 may
+      // have been given only one more since.
+      const std::string lost = "search: rank " + std::to_string(n - 1) + " was silent for " +
+                               [] { std::ostringstream s; s << kDeathTimeout; return s.str(); }() + " s (taken for dead); its ";
+      const std::string log = job.all_log();
+      EXPECT_NE(log.find(lost + (n == 2 ? "2" : "")), std::string::npos) << log;
+      EXPECT_EQ(log.find(lost + "0"), std::string::npos) << log;
+      EXPECT_NE(log.find("running task(s) run again elsewhere"), std::string::npos) << log;
+      job.finish();
+      EXPECT_EQ(job.codes[static_cast<size_t>(n - 1)], 1);  // it heard nothing more from rank 0
+    }
+    EXPECT_TRUE(died) << "rank " << n - 1 << " of " << n << " never reached the send it dies at";
   }
   InProcessJob job(2, kDeathTimeout);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));  // its HELLO is sent
