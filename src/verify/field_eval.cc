@@ -792,4 +792,16 @@ std::vector<std::optional<BoxTensorT<GR>>> eval_group_ring(
   return evaluate<GR>(g, want, input, threads);
 }
 
+std::string index_text(const Box& box, int64_t compact) {
+  const ir::Shape ext = box.extents();
+  std::array<int64_t, 4> ix{};
+  for (int d = box.rank - 1; d >= 0; --d) {
+    ix[d] = box.idx[d][static_cast<size_t>(compact % ext[d])];
+    compact /= ext[d];
+  }
+  std::string s = "[";
+  for (int d = 0; d < box.rank; ++d) s += (d ? ", " : "") + std::to_string(ix[d]);
+  return s + "]";
+}
+
 }  // namespace mugraph::verify

@@ -40,6 +40,8 @@ struct Box {
 };
 Box full_box(const ir::Shape& s);
 Box unite(const Box& a, const Box& b);  // per dim union (a superset of the set union)
+// The multi-index of `box`'s entry number `compact` (row-major over box.extents()), as "[i, j]".
+std::string index_text(const Box& box, int64_t compact);
 
 // A tensor of global shape `shape` known on `box` (data has box.extents(), row-major).
 template <class T>
