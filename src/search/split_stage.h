@@ -1,5 +1,6 @@
 // The planned search's split stage (Stage::split_from_best, search/plan.h): each of the best
-// kSplitSources looped single kernels found so far that opt::split_loop applies to, split into
+// kSplitSources looped single kernels found so far that opt::split_loop applies to (not one whose
+// float check is pending: verify::float_check_pending), split into
 // 2, 4 and 8 parts; the new forms (not among `seen`) get the tasks' sampled screen, best first
 // by the cost model, until `deadline`, and those that pass are candidates like the others (the
 // every-entry test after the search tests them with the rest). A form that fails the screen

@@ -24,6 +24,10 @@ bool accepted(VerdictKind k) {
   return k == VerdictKind::kVerified || k == VerdictKind::kPassed || k == VerdictKind::kUnproved;
 }
 
+bool float_check_pending(std::string_view verdict_text) {
+  return verdict_text.find(kFloatCheckPending) != std::string_view::npos;
+}
+
 std::string format_verdict(const Verdict& v, const ir::KernelGraph& ref, const ir::KernelGraph& cand) {
   std::ostringstream o;
   o << "verdict: " << verdict_name(v.kind) << " (" << (v.mode == Mode::kScreen ? "screen" : "certify")

@@ -561,8 +561,8 @@ void check_pair(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const V
       int64_t entries = 0;
       for (const Box& b : want) entries += b.numel();
       v.summary = "passed the screen: 1 field test with power-map sqrt on " +
-                  std::to_string(entries) + " sampled output entries; the float check pending " +
-                  "(left to the test on every entry): " + kSqrtUndecided + ": " + r.detail;
+                  std::to_string(entries) + " sampled output entries; " + std::string(kFloatCheckPending) +
+                  " (left to the test on every entry): " + kSqrtUndecided + ": " + r.detail;
     } else if (r.outcome == FieldOutcome::kDifferent && sqrt) {
       undecided(ref, cand, o, want, rng, std::string(kSqrtUndecided) + ": " + r.detail, v);
     } else {

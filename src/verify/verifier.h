@@ -184,6 +184,11 @@ enum class VerdictKind {
 std::string_view verdict_name(VerdictKind k);
 // Whether the candidate was accepted at all (VERIFIED, PASSED or UNPROVED).
 bool accepted(VerdictKind k);
+// What a kPowerMapThenDefer screen's summary says when it leaves the float check pending, and
+// whether a verdict's text (a summary, or a search's "PASSED (screen...): summary", as read
+// back from a checkpoint too) says so: such a candidate is not yet known to be equal.
+inline constexpr std::string_view kFloatCheckPending = "the float check pending";
+bool float_check_pending(std::string_view verdict_text);
 
 struct Verdict {
   VerdictKind kind = VerdictKind::kError;

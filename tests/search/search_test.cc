@@ -18,6 +18,8 @@
 #include "ir/lax_partition.h"
 #include "search/screen_task.h"
 #include "search/search.h"
+#include "search/split_stage.h"
+#include "opt/split_loop.h"
 #include "test_util.h"
 #include "verify/verifier.h"
 
@@ -686,13 +688,49 @@ TEST(Search, TheEveryEntryTestRunsTheFloatCheckTheScreenLeftPending) {
     const verify::Verdict v = screen_sampled(p, o, Deadline(), wrong.graph, text);
     if (!verify::accepted(v.kind)) continue;  // the power map saw the difference
     ++pending;
-    EXPECT_NE(text.find("float check pending"), std::string::npos) << text;
+    EXPECT_TRUE(verify::float_check_pending(text)) << text;
     std::vector<Candidate> cands{wrong};
     const ConfirmStats cs = confirm_every_entry(p, o, Deadline(), 1, cands);
     EXPECT_EQ(cs.rejected, 1) << "seed " << seed;
     EXPECT_TRUE(cands.empty());
   }
   EXPECT_EQ(pending, 2) << "no draw passed the wrong candidate's sampled screen: nothing tested";
+}
+
+// The split stage derives its forms only from candidates known equal: a looped single kernel
+// gives forms as a source, and none while its verdict says the float check is pending (the
+// every-entry test may still reject it). Its place goes to the next source.
+TEST(Search, ASplitSourceIsNeverOneWhoseFloatCheckIsPending) {
+  const ir::KernelGraph p = parse_ok(read_file(data("gated_mlp")));
+  SearchOptions o;
+  o.max_kernel_ops = 1;
+  o.max_block_ops = 6;
+  o.grid_sizes = {1, 2};
+  o.min_blocks = 1;
+  o.forloop_ranges = {4};
+  o.threads = 1;
+  auto r = search_lax(p, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::vector<Candidate> looped;
+  for (const Candidate& c : r->candidates)
+    if (c.graph.ops.size() == 1 && c.graph.ops[0].graph_defined && opt::split_loop(c.graph, 2).ok())
+      looped.push_back(c);
+  ASSERT_GE(looped.size(), 2u) << "the search found too few looped kernels split_loop applies to";
+  looped.resize(2);
+  const std::set<uint64_t> none;
+  const SearchResult both = split_from_best(p, o, looped, none, Deadline());
+  const SearchResult second = split_from_best(p, o, {looped[1]}, none, Deadline());
+  ASSERT_GT(second.stats.completed, 0u) << "split_loop derived nothing from the second";
+  std::vector<Candidate> pending = looped;
+  pending[0].verdict_text += "; " + std::string(verify::kFloatCheckPending);
+  const SearchResult r2 = split_from_best(p, o, pending, none, Deadline());
+  EXPECT_LT(r2.stats.completed, both.stats.completed);
+  EXPECT_EQ(r2.stats.completed, second.stats.completed);  // exactly the second's forms
+  ASSERT_EQ(r2.candidates.size(), second.candidates.size());
+  for (size_t i = 0; i < r2.candidates.size(); ++i)
+    EXPECT_EQ(r2.candidates[i].hash, second.candidates[i].hash);
+  pending[1].verdict_text += "; " + std::string(verify::kFloatCheckPending);
+  EXPECT_EQ(split_from_best(p, o, pending, none, Deadline()).stats.completed, 0u);
 }
 
 TEST(Search, CandidatesComputeTheProgramsOutputsInOrder) {
