@@ -407,9 +407,9 @@ namespace {
 // contiguous quarters, interleaved (one chain is a serial run of multiplies: latency bound),
 // plus one chain for the rest.
 constexpr size_t kInvertLanes = 4;
-void invert_in_place(std::vector<uint64_t>& x, const Barrett& b) {
+// The inverses are left in Montgomery form (1/x 2^64 mod m: times_inverse_run's form).
+void invert_in_place(std::vector<uint64_t>& x, const Barrett& b, const Montgomery& mg) {
   constexpr size_t L = kInvertLanes;
-  const Montgomery mg(b.m);
   const uint64_t one = mg.to(1 % b.m);
   const size_t n = x.size(), len = n / L, rest = L * len;  // lane j: [j len, (j + 1) len)
   for (uint64_t& v : x) v = mg.to(v);  // 0 stays 0
@@ -439,7 +439,7 @@ void invert_in_place(std::vector<uint64_t>& x, const Barrett& b) {
   auto back = [&](size_t k, size_t first, uint64_t& lane_inv) {
     if (x[k] == 0) return;
     const uint64_t value = x[k];
-    x[k] = mg.from(mg.mul(lane_inv, k > first ? prefix[k - 1] : one));
+    x[k] = mg.mul(lane_inv, k > first ? prefix[k - 1] : one);
     lane_inv = mg.mul(lane_inv, value);
   };
   for (size_t i = len; i-- > 0;)
@@ -452,8 +452,8 @@ void Arith<FF>::invert_all(std::vector<FF>& v) {
   const PreparedField& f = field_context().prepared;
   std::vector<uint64_t> ps(v.size()), qs(v.size());
   for (size_t i = 0; i < v.size(); ++i) ps[i] = v[i].p, qs[i] = v[i].has_q ? v[i].q : 0;
-  invert_in_place(ps, f.bp);
-  invert_in_place(qs, f.bq);
+  invert_in_place(ps, f.bp, f.mp);
+  invert_in_place(qs, f.bq, f.mq);
   for (size_t i = 0; i < v.size(); ++i) v[i].p = ps[i], v[i].q = qs[i];
 }
 
@@ -471,7 +471,7 @@ void Arith<FF>::times_inverse_run(const FF* a, int64_t sa, const FF* inv, int64_
     const FF& y = inv[i * sb];
     const bool has_q = x.has_q && y.has_q;
     zero = zero || y.p == 0 || (has_q && y.q == 0);
-    out[i] = {f.bp.mul(x.p, y.p), has_q ? f.bq.mul(x.q, y.q) : 0, has_q};
+    out[i] = {f.mp.mul(x.p, y.p), has_q ? f.mq.mul(x.q, y.q) : 0, has_q};  // y: Montgomery form
   }
   if (zero) field_context().zero_divisor = true;
 }

@@ -7,6 +7,7 @@
 #include "test_util.h"
 #include "verify/eval_op.h"
 #include "verify/field_test.h"
+#include "verify/group_ring.h"
 
 namespace mugraph::verify {
 namespace {
@@ -370,10 +371,18 @@ TEST_F(FieldOps, TensorDivisionAndScaleEqualElementwiseUnderBroadcast) {
 
 // Tensor division inverts all divisors at once (eval_op); it must equal element-wise division,
 // zero parts, missing Z_q parts and the zero-divisor flag included.
-// Sizes around the batch inversion's lanes (four interleaved chains and a rest).
+// Sizes around the batch inversion's lanes (four interleaved chains and a rest); the default
+// field, the search's random fields (q < 2^31) and the group ring's (p, q >= 2^61): the
+// inverses are kept in each modulus' Montgomery form.
 TEST_F(FieldOps, BatchInversionEqualsDivision) {
-  FieldScope scope(ctx);
+  std::vector<FieldParams> fields{FieldParams{}};
+  for (int k = 0; k < 3; ++k) fields.push_back(random_field_params(rng));
+  for (int k = 0; k < 2; ++k) fields.push_back(random_group_ring_params(rng));
+  for (const FieldParams& fp : fields)
   for (const int n : {0, 1, 3, 4, 5, 9, 63, 64, 67}) {
+    FieldContext ctx(fp, 0);
+    FieldScope scope(ctx);
+    auto r = [&] { return random_ff(fp, rng); };
     std::vector<FF> num, den;
     for (int i = 0; i < n; ++i) {
       FF a = r(), b = r();
@@ -391,7 +400,7 @@ TEST_F(FieldOps, BatchInversionEqualsDivision) {
       const FF want = num[i] / den[i];
       const bool want_flag = ctx.zero_divisor;
       ctx.zero_divisor = false;
-      EXPECT_EQ(Arith<FF>::times_inverse(num[i], inv[i]), want) << n << " values, " << i;
+      EXPECT_EQ(Arith<FF>::times_inverse(num[i], inv[i]), want) << n << " values, " << i << ", p " << fp.p;
       EXPECT_EQ(ctx.zero_divisor, want_flag) << n << " values, " << i;
     }
   }
