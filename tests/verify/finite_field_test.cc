@@ -32,9 +32,13 @@ TEST(FiniteField, DefaultPrimesSatisfyEveryPrecondition) {
   }
 }
 
+// Moduli of every width Barrett::mul treats apart: at most 32 bits (the product in 64 bits),
+// 62 bits (constant shifts) and the others (2^32 + 15: 33 bits, 2^41 + 21: 42).
 TEST(FiniteField, FastMulModMatchesTheExactOne) {
   Rng rng(3);
-  for (uint64_t m : {kDefaultP, kDefaultQ, uint64_t{167}, uint64_t{3}, (uint64_t{1} << 62) - 57, (uint64_t{1} << 61) + 1}) {
+  for (uint64_t m : {kDefaultP, kDefaultQ, uint64_t{167}, uint64_t{3}, (uint64_t{1} << 62) - 57,
+                     (uint64_t{1} << 61) + 1, (uint64_t{1} << 32) - 5, (uint64_t{1} << 30) + 3,
+                     (uint64_t{1} << 32) + 15, (uint64_t{1} << 41) + 21}) {
     const uint64_t edge[] = {0, 1, m - 1, m - 2, m / 2, m / 2 + 1};
     for (uint64_t a : edge)
       for (uint64_t b : edge) EXPECT_EQ(Barrett(m).mul(a, b), mul_mod_exact(a, b, m)) << m;
