@@ -24,7 +24,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-enum Tag : int { kHello = 1, kBegin, kReady, kTask, kStop, kEnd, kQuit, kStatus, kResult, kError };
+using namespace wire;  // NOLINT: the protocol's tags read as words here
 
 void send_json(Transport& t, int dest, Tag tag, const json& j) { t.send(dest, tag, j.dump()); }
 

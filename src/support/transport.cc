@@ -201,7 +201,8 @@ class LocalHub::Endpoint : public Transport {
     std::lock_guard<std::mutex> lock(hub_.mu_);
     Box& to = hub_.boxes_.at(static_cast<size_t>(dest));
     Box& me = hub_.boxes_[static_cast<size_t>(rank_)];
-    if (!me.dead && ++me.sends == me.die_at_send) hub_.kill_locked(rank_);
+    if (!me.dead && (me.die_tag < 0 || tag == me.die_tag) && ++me.sends == me.die_at_send)
+      hub_.kill_locked(rank_);
     if (me.dead || to.dead || me.forgot[static_cast<size_t>(dest)]) return;
     to.inbox.push_back({rank_, tag, std::move(data)});
   }
@@ -246,9 +247,10 @@ void LocalHub::kill(int rank) {
   kill_locked(rank);
 }
 
-void LocalHub::kill_at_send(int rank, int n) {
+void LocalHub::kill_at_send(int rank, int n, int tag) {
   std::lock_guard<std::mutex> lock(mu_);
   boxes_.at(static_cast<size_t>(rank)).die_at_send = n;
+  boxes_.at(static_cast<size_t>(rank)).die_tag = tag;
 }
 
 void LocalHub::kill_locked(int rank) {

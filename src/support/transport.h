@@ -73,8 +73,10 @@ class LocalHub {
   // Rank `rank` crashes: what it sends is dropped, nothing more reaches it, and its peers stop
   // hearing from it (their silent_seconds grows from now).
   void kill(int rank);
-  // Rank `rank` dies as it tries to send its `n`-th message (that one is lost too).
-  void kill_at_send(int rank, int n);
+  // Rank `rank` dies as it tries to send its `n`-th message (that one is lost too); with a
+  // `tag` (>= 0), its n-th message of that tag (a test then need not count the others, such as
+  // messages sent on a timer).
+  void kill_at_send(int rank, int n, int tag = -1);
   bool killed(int rank) const;
 
  private:
@@ -84,6 +86,7 @@ class LocalHub {
     std::deque<Message> inbox;
     bool dead = false;
     int sends = 0, die_at_send = 0;  // 0: never
+    int die_tag = -1;                // -1: every send counts
     std::chrono::steady_clock::time_point died;
     // Peers this rank forgot (Transport::forget), and when: they hear nothing more from it.
     std::vector<std::optional<std::chrono::steady_clock::time_point>> forgot;
