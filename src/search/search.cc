@@ -112,10 +112,16 @@ Status check_search_input(const ir::KernelGraph& program, const SearchOptions& o
     return error("search: the program must consist of predefined ops; kernel op '", names,
                  "' is graph-defined");
   }
-  if (o.max_kernel_ops < 1 || o.max_block_ops < 0 || o.max_block_outputs < 1)
-    return error("search options: max kernel ops and block outputs must be >= 1");
+  if (o.max_kernel_ops < 1)
+    return error("search options: max kernel ops ", o.max_kernel_ops, " must be >= 1 (--max-kernel-ops)");
+  if (o.max_block_ops < 0)
+    return error("search options: max block ops ", o.max_block_ops, " must be >= 0 (--max-block-ops)");
+  if (o.max_block_outputs < 1)
+    return error("search options: max block outputs ", o.max_block_outputs,
+                 " must be >= 1 (--max-block-outputs)");
   if (o.max_kernel_op_inputs < 1 || o.max_kernel_op_inputs > 6)
-    return error("search options: max kernel op inputs must be in 1..6");
+    return error("search options: max kernel op inputs ", o.max_kernel_op_inputs,
+                 " must be in 1..6 (--max-kernel-op-inputs)");
   if (o.max_graph_defined_ops < 0)
     return error("search options: max graph-defined ops ", o.max_graph_defined_ops,
                  " must be >= 0 (--max-graph-defined)");

@@ -16,8 +16,6 @@ double since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-constexpr size_t kSplitSources = 4;
-
 }  // namespace
 
 SearchResult split_from_best(const ir::KernelGraph& program, const SearchOptions& o,
@@ -29,29 +27,31 @@ SearchResult split_from_best(const ir::KernelGraph& program, const SearchOptions
   std::vector<Candidate> made;
   std::set<uint64_t> hashes;
   size_t sources = 0;
-  for (const Candidate& c : found) {
-    if (sources == kSplitSources) break;
-    if (c.graph.ops.size() != 1 || !c.graph.ops[0].graph_defined || c.graph.ops[0].block->forloop < 2)
-      continue;
-    // Not a source whose float check is still pending (the every-entry test after this stage
-    // runs it, and most such candidates of a search fail it): its forms would take a source's
-    // place and be pending too.
-    if (verify::float_check_pending(c.verdict_text)) continue;
-    bool applies = false;
-    for (int64_t s : {2, 4, 8}) {
-      Result<ir::KernelGraph> g = opt::split_loop(c.graph, s);
-      if (!g.ok()) continue;  // the form does not apply (the reason is the pass's)
-      applies = true;
-      Candidate d;
-      d.graph = std::move(*g);
-      d.hash = ir::canonical_hash(d.graph);
-      if (seen.count(d.hash) || !hashes.insert(d.hash).second) continue;
-      describe(d, o.target);
-      d.task = -1;
-      made.push_back(std::move(d));
+  // Sources whose float check is pending (verify::float_check_pending: the every-entry test
+  // after this stage may still reject them) only for places no other source takes: a wrong one
+  // would give only forms pending and wrong too, but a sqrt identity may be the best there is.
+  for (const bool pending_pass : {false, true})
+    for (const Candidate& c : found) {
+      if (sources == kSplitSources) break;
+      if (c.graph.ops.size() != 1 || !c.graph.ops[0].graph_defined ||
+          c.graph.ops[0].block->forloop < 2 ||
+          verify::float_check_pending(c.verdict_text) != pending_pass)
+        continue;
+      bool applies = false;
+      for (int64_t s : {2, 4, 8}) {
+        Result<ir::KernelGraph> g = opt::split_loop(c.graph, s);
+        if (!g.ok()) continue;  // the form does not apply (the reason is the pass's)
+        applies = true;
+        Candidate d;
+        d.graph = std::move(*g);
+        d.hash = ir::canonical_hash(d.graph);
+        if (seen.count(d.hash) || !hashes.insert(d.hash).second) continue;
+        describe(d, o.target);
+        d.task = -1;
+        made.push_back(std::move(d));
+      }
+      sources += applies;
     }
-    sources += applies;
-  }
   std::stable_sort(made.begin(), made.end(), better);
   r.stats.completed = made.size();
   r.stop_reason = StopReason::kExhausted;

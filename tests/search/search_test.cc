@@ -619,6 +619,19 @@ TEST(Search, SuperoptimizeRejectsBadGridsAndGraphDefinedOps) {
   EXPECT_NE(error_of(p, o).find("max blocks 8 is below min blocks 64"), std::string::npos);
   o.min_blocks = 0;
   EXPECT_NE(error_of(p, o).find("min blocks 0 must be >= 1"), std::string::npos);
+  o = lora_options();
+  o.max_kernel_ops = 0;
+  EXPECT_NE(error_of(p, o).find("max kernel ops 0 must be >= 1 (--max-kernel-ops)"), std::string::npos);
+  o = lora_options();
+  o.max_block_ops = -1;
+  EXPECT_NE(error_of(p, o).find("max block ops -1 must be >= 0 (--max-block-ops)"), std::string::npos);
+  o = lora_options();
+  o.max_block_outputs = 0;
+  EXPECT_NE(error_of(p, o).find("(--max-block-outputs)"), std::string::npos);
+  o = lora_options();
+  o.max_kernel_op_inputs = 7;
+  EXPECT_NE(error_of(p, o).find("max kernel op inputs 7 must be in 1..6 (--max-kernel-op-inputs)"),
+            std::string::npos);
   EXPECT_NE(error_of(load_example("rms_norm_matmul.fused"), lora_options())
                 .find("the program must consist of predefined ops; kernel op 'Y' is graph-defined"),
             std::string::npos);
@@ -697,40 +710,46 @@ TEST(Search, TheEveryEntryTestRunsTheFloatCheckTheScreenLeftPending) {
   EXPECT_EQ(pending, 2) << "no draw passed the wrong candidate's sampled screen: nothing tested";
 }
 
-// The split stage derives its forms only from candidates known equal: a looped single kernel
-// gives forms as a source, and none while its verdict says the float check is pending (the
-// every-entry test may still reject it). Its place goes to the next source.
-TEST(Search, ASplitSourceIsNeverOneWhoseFloatCheckIsPending) {
+// The split stage takes a source whose float check is pending (the every-entry test may still
+// reject it) only for a place no other source takes: with kSplitSources + 1 looped kernels and
+// the best pending, the forms are exactly those of the other kSplitSources; with kSplitSources
+// and the best pending, it fills the last place (the same forms as with none pending).
+TEST(Search, ASplitSourceWhoseFloatCheckIsPendingOnlyFillsAFreePlace) {
   const ir::KernelGraph p = parse_ok(read_file(data("gated_mlp")));
   SearchOptions o;
   o.max_kernel_ops = 1;
   o.max_block_ops = 6;
   o.grid_sizes = {1, 2};
   o.min_blocks = 1;
-  o.forloop_ranges = {4};
+  o.forloop_ranges = {2, 4, 8};
   o.threads = 1;
   auto r = search_lax(p, o);
   ASSERT_TRUE(r.ok()) << r.status().message();
-  std::vector<Candidate> looped;
+  std::vector<Candidate> looped;  // best first, as the search ranks them
   for (const Candidate& c : r->candidates)
     if (c.graph.ops.size() == 1 && c.graph.ops[0].graph_defined && opt::split_loop(c.graph, 2).ok())
       looped.push_back(c);
-  ASSERT_GE(looped.size(), 2u) << "the search found too few looped kernels split_loop applies to";
-  looped.resize(2);
+  ASSERT_GE(looped.size(), kSplitSources + 1) << "too few looped kernels split_loop applies to";
+  looped.resize(kSplitSources + 1);
   const std::set<uint64_t> none;
-  const SearchResult both = split_from_best(p, o, looped, none, Deadline());
-  const SearchResult second = split_from_best(p, o, {looped[1]}, none, Deadline());
-  ASSERT_GT(second.stats.completed, 0u) << "split_loop derived nothing from the second";
-  std::vector<Candidate> pending = looped;
-  pending[0].verdict_text += "; " + std::string(verify::kFloatCheckPending);
-  const SearchResult r2 = split_from_best(p, o, pending, none, Deadline());
-  EXPECT_LT(r2.stats.completed, both.stats.completed);
-  EXPECT_EQ(r2.stats.completed, second.stats.completed);  // exactly the second's forms
-  ASSERT_EQ(r2.candidates.size(), second.candidates.size());
-  for (size_t i = 0; i < r2.candidates.size(); ++i)
-    EXPECT_EQ(r2.candidates[i].hash, second.candidates[i].hash);
-  pending[1].verdict_text += "; " + std::string(verify::kFloatCheckPending);
-  EXPECT_EQ(split_from_best(p, o, pending, none, Deadline()).stats.completed, 0u);
+  auto forms = [&](const std::vector<Candidate>& found) {
+    const SearchResult s = split_from_best(p, o, found, none, Deadline());
+    std::vector<uint64_t> h;
+    for (const Candidate& c : s.candidates) h.push_back(c.hash);
+    EXPECT_EQ(s.stats.rejected, 0u);
+    return std::make_pair(s.stats.completed, h);
+  };
+  auto pending = [](std::vector<Candidate> v) {
+    v[0].verdict_text += "; " + std::string(verify::kFloatCheckPending);
+    return v;
+  };
+  const std::vector<Candidate> rest(looped.begin() + 1, looped.end());
+  const auto rest_forms = forms(rest);
+  ASSERT_GT(rest_forms.first, 0u);
+  EXPECT_NE(forms(looped), rest_forms) << "the best source's forms are among the others'";
+  EXPECT_EQ(forms(pending(looped)), rest_forms);
+  const std::vector<Candidate> four(looped.begin(), looped.begin() + kSplitSources);
+  EXPECT_EQ(forms(pending(four)), forms(four));
 }
 
 TEST(Search, CandidatesComputeTheProgramsOutputsInOrder) {
