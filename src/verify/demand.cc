@@ -151,3 +151,50 @@ OpPlan plan_op(ir::OpKind kind, const ir::OpAttrs& attrs, const std::vector<ir::
 }
 
 }  // namespace mugraph::verify::detail
+
+namespace mugraph::verify {
+
+// ---- Box (field_eval.h)
+
+int64_t Box::numel() const {
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d)
+    n *= static_cast<int64_t>(idx[d].size());
+  return n;
+}
+
+ir::Shape Box::extents() const {
+  ir::Shape s;
+  s.rank = rank;
+  for (int d = 0; d < rank; ++d)
+    s[d] = static_cast<int64_t>(idx[d].size());
+  return s;
+}
+
+Box unite(const Box& a, const Box& b) {
+  std::optional<Box> r = a;
+  detail::unite(r, b);
+  return *r;
+}
+
+Box full_box(const ir::Shape& s) {
+  Box b;
+  b.rank = s.rank;
+  for (int d = 0; d < s.rank; ++d)
+    b.idx[d] = detail::iota(0, s[d]);
+  return b;
+}
+
+std::string index_text(const Box& box, int64_t compact) {
+  const ir::Shape ext = box.extents();
+  std::array<int64_t, 4> ix{};
+  for (int d = box.rank - 1; d >= 0; --d) {
+    ix[d] = box.idx[d][static_cast<size_t>(compact % ext[d])];
+    compact /= ext[d];
+  }
+  std::string s = "[";
+  for (int d = 0; d < box.rank; ++d) s += (d ? ", " : "") + std::to_string(ix[d]);
+  return s + "]";
+}
+
+}  // namespace mugraph::verify

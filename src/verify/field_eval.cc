@@ -619,35 +619,6 @@ void run_graph_defined(const ir::KernelOp& op, const BlockPlan& plan, Values<T>&
 
 }  // namespace
 
-int64_t Box::numel() const {
-  int64_t n = 1;
-  for (int d = 0; d < rank; ++d)
-    n *= static_cast<int64_t>(idx[d].size());
-  return n;
-}
-
-ir::Shape Box::extents() const {
-  ir::Shape s;
-  s.rank = rank;
-  for (int d = 0; d < rank; ++d)
-    s[d] = static_cast<int64_t>(idx[d].size());
-  return s;
-}
-
-Box unite(const Box& a, const Box& b) {
-  std::optional<Box> r = a;
-  unite(r, b);
-  return *r;
-}
-
-Box full_box(const ir::Shape& s) {
-  Box b;
-  b.rank = s.rank;
-  for (int d = 0; d < s.rank; ++d)
-    b.idx[d] = iota(0, s[d]);
-  return b;
-}
-
 template <class T>
 HostTensor<T> gather(const BoxTensorT<T>& src, const Box& want) {
   HostTensor<T> out(want.extents(), Arith<T>::zero());
@@ -790,18 +761,6 @@ std::vector<std::optional<BoxTensorT<GR>>> eval_group_ring(
     return t;
   };
   return evaluate<GR>(g, want, input, threads);
-}
-
-std::string index_text(const Box& box, int64_t compact) {
-  const ir::Shape ext = box.extents();
-  std::array<int64_t, 4> ix{};
-  for (int d = box.rank - 1; d >= 0; --d) {
-    ix[d] = box.idx[d][static_cast<size_t>(compact % ext[d])];
-    compact /= ext[d];
-  }
-  std::string s = "[";
-  for (int d = 0; d < box.rank; ++d) s += (d ? ", " : "") + std::to_string(ix[d]);
-  return s + "]";
 }
 
 }  // namespace mugraph::verify

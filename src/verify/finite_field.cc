@@ -400,14 +400,13 @@ FF Arith<FF>::from_rational(int64_t num, int64_t den) {
 }
 
 namespace {
-// Replaces every value of x by its inverse mod b.m, zeros staying zero: prefix products, one
-// inversion, then a backward sweep (3 multiplies per value instead of ~90).
-// Batch inversion (one power for all): every nonzero x[i] becomes 1 / x[i]; zeros stay. In
-// Montgomery form (m < 2^62, odd), with the products run as kInvertLanes independent chains over
+// Batch inversion (one power for all): every nonzero x[i] becomes 1 / x[i] in Montgomery form
+// (1 / x[i] 2^64 mod m, the form times_inverse_run reads); zeros stay zero. Prefix products,
+// one inversion, then a backward sweep (3 multiplies per value instead of ~90), in Montgomery
+// form (m < 2^62, odd), with the products run as kInvertLanes independent chains over
 // contiguous quarters, interleaved (one chain is a serial run of multiplies: latency bound),
 // plus one chain for the rest.
 constexpr size_t kInvertLanes = 4;
-// The inverses are left in Montgomery form (1/x 2^64 mod m: times_inverse_run's form).
 void invert_in_place(std::vector<uint64_t>& x, const Barrett& b, const Montgomery& mg) {
   constexpr size_t L = kInvertLanes;
   const uint64_t one = mg.to(1 % b.m);
@@ -450,6 +449,7 @@ void invert_in_place(std::vector<uint64_t>& x, const Barrett& b, const Montgomer
 
 void Arith<FF>::invert_all(std::vector<FF>& v) {
   const PreparedField& f = field_context().prepared;
+  MG_CHECK(f.mp.m == f.p && f.mq.m == f.q, "division in a field whose moduli are not odd and below 2^62");
   std::vector<uint64_t> ps(v.size()), qs(v.size());
   for (size_t i = 0; i < v.size(); ++i) ps[i] = v[i].p, qs[i] = v[i].has_q ? v[i].q : 0;
   invert_in_place(ps, f.bp, f.mp);

@@ -126,7 +126,8 @@ struct Barrett {
   }
 };
 // Montgomery multiplication modulo a fixed odd m < 2^62, for long chains of products (the batched
-// powers of pow_memo_all): values are kept as a 2^64 mod m (to/from convert), and a product is
+// powers of pow_memo_all, batch inversion) and for products by values kept in this form (the
+// inverses division multiplies by, Arith<FF>::invert_all): values are kept as a 2^64 mod m (to/from convert), and a product is
 // REDC(a b) = a b 2^-64 mod m: q = (a b mod 2^64) (-1/m mod 2^64), then (a b + q m) / 2^64, which
 // is below 2m (a b < m^2 and q m < 2^64 m; the sum < 2^127 for m < 2^62), so one conditional
 // subtraction reduces it. No shift by a variable count and no loop: in interleaved chains it

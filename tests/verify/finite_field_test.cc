@@ -384,12 +384,12 @@ TEST_F(FieldOps, BatchInversionEqualsDivision) {
   for (int k = 0; k < 2; ++k) fields.push_back(random_group_ring_params(rng));
   for (const FieldParams& fp : fields)
   for (const int n : {0, 1, 3, 4, 5, 9, 63, 64, 67}) {
-    FieldContext ctx(fp, 0);
-    FieldScope scope(ctx);
-    auto r = [&] { return random_ff(fp, rng); };
+    FieldContext field(fp, 0);
+    FieldScope scope(field);
+    auto draw = [&] { return random_ff(fp, rng); };
     std::vector<FF> num, den;
     for (int i = 0; i < n; ++i) {
-      FF a = r(), b = r();
+      FF a = draw(), b = draw();
       if (i % 7 == 3) b.p = 0;
       if (i % 5 == 1) b.q = 0;
       if (i % 6 == 2) b.has_q = false, b.q = 12345;  // a value past an exp (its q part is ignored)
@@ -400,12 +400,12 @@ TEST_F(FieldOps, BatchInversionEqualsDivision) {
     std::vector<FF> inv = den;
     Arith<FF>::invert_all(inv);
     for (size_t i = 0; i < num.size(); ++i) {
-      ctx.zero_divisor = false;
+      field.zero_divisor = false;
       const FF want = num[i] / den[i];
-      const bool want_flag = ctx.zero_divisor;
-      ctx.zero_divisor = false;
+      const bool want_flag = field.zero_divisor;
+      field.zero_divisor = false;
       EXPECT_EQ(Arith<FF>::times_inverse(num[i], inv[i]), want) << n << " values, " << i << ", p " << fp.p;
-      EXPECT_EQ(ctx.zero_divisor, want_flag) << n << " values, " << i;
+      EXPECT_EQ(field.zero_divisor, want_flag) << n << " values, " << i;
     }
   }
 }
