@@ -192,10 +192,15 @@ Status check_field_params(const FieldParams& f);
 // draws a fresh pair per test: q a uniformly random prime = 3 (mod 4) in [2^30, 2^31), p = k q + 1
 // the first prime for k = 2 (mod 4) from a uniformly random start with p in [2^61, 2^62) (so
 // p = 3 (mod 4)). A fixed non-zero integer of b bits is divisible by at most b / 30 primes
-// >= 2^30, out of ~2.5e7 candidates for q: the chance that a test's q divides it is below
-// b / 7.5e8. The bounds of verify/lax.h are computed with the least p and q of these ranges.
+// >= 2^30, out of kRandomQPrimes candidates for q: the chance that a test's q divides it is at
+// most floor(b / 30) / kRandomQPrimes (verify/lax.h: LARGE COEFFICIENTS). The bounds of
+// verify/lax.h are computed with the least p and q of these ranges.
 FieldParams random_field_params(Rng& rng);
 inline constexpr FieldParams kLeastRandomField{uint64_t{1} << 61, uint64_t{1} << 30};
+// The primes = 3 (mod 4) in [2^30, 2^31), among which random_field_params draws q uniformly
+// (counted by a sieve in FiniteField.RandomQIsDrawnAmongThisManyPrimes; of 50697537 primes in
+// the range, pi(2^31) - pi(2^30)).
+inline constexpr double kRandomQPrimes = 25348667;
 
 // A uniformly random element of order exactly q in Z_p^* (a q-th root of unity other than 1).
 uint64_t random_root_of_unity(const FieldParams& f, Rng& rng);

@@ -147,6 +147,7 @@ struct Walker {
       if (!y.num.exp && !y.den.exp) {
         info.divisions += static_cast<double>(out.numel()) * mult;
         info.divisor_degree = std::max(info.divisor_degree, y.num.deg);
+        info.divisor_lw = std::max(info.divisor_lw, y.num.lw);
       }
     }
     switch (op) {
@@ -164,6 +165,8 @@ struct Walker {
         if (x.num.exp || x.den.exp) info.sqrt_of_exp = true;
         info.sqrt_evaluations += static_cast<double>(out.numel()) * mult;
         info.radicand_degree = std::max(info.radicand_degree, x.num.deg + x.den.deg);
+        // a_i b_j - a_j b_i for radicands a / b: l1 norm at most 2 w(num) w(den)
+        info.radicand_lw = std::max(info.radicand_lw, x.num.lw + x.den.lw + 1);
         Form r;  // a fresh variable
         r.num.deg = 1;
         r.num.same_constant = false;
@@ -307,12 +310,14 @@ LaxInfo classify_lax(const ir::KernelGraph& g) {
 }
 
 TestBound test_bound(const LaxInfo& ref, const LaxInfo& cand, const std::vector<int>& perm,
-                     const FieldParams& f) {
+                     const FieldParams& f, bool random_q) {
   TestBound worst;
   worst.vacuous = false;
   worst.epsilon = 0;
   const double lp = std::log2(static_cast<double>(f.p)), lq = std::log2(static_cast<double>(f.q));
   const double p = static_cast<double>(f.p), q = static_cast<double>(f.q);
+  // The chance that a random q divides a nonzero integer below 2^w (LARGE COEFFICIENTS, lax.h).
+  auto q_divides = [](double w) { return std::floor(w / 30) / kRandomQPrimes; };
   for (size_t i = 0; i < ref.outputs.size(); ++i) {
     const Form& r = ref.outputs[i];
     const Form& c = cand.outputs[static_cast<size_t>(perm[i])];
@@ -327,7 +332,16 @@ TestBound test_bound(const LaxInfo& ref, const LaxInfo& cand, const std::vector<
     if (!exp) {
       b.epsilon = d / p * (lw + 1 < lq ? d / q : 1.0);
       b.note = "Schwartz-Zippel in Z_p and Z_q, degree " + fmt_g3(d);
-      if (!(lw + 1 < lp)) {  // also when lw is not a number
+      if (!(lw + 1 < lp) && random_q && std::isfinite(lw)) {
+        // The Z_q part alone, with q drawn afresh per test (THE BOUND in lax.h: large
+        // coefficients): a nonzero integer below 2^lw has at most lw / 30 prime factors
+        // >= 2^30, so a uniform q of kRandomQPrimes divides them all with probability at most
+        // floor(lw / 30) / kRandomQPrimes; else the difference is a nonzero polynomial mod q.
+        b.epsilon = q_divides(lw) + d / q;
+        b.note = "Schwartz-Zippel in Z_q, degree " + fmt_g3(d) + ", coefficients up to 2^" +
+                 fmt_g3(lw) + " (a random q divides them with probability <= " +
+                 fmt_g3(q_divides(lw)) + ")";
+      } else if (!(lw + 1 < lp)) {  // also when lw is not a number
         b.vacuous = true;
         b.note = "coefficients may reach p (2^" + fmt_g3(lw) + ")";
       }
@@ -340,10 +354,29 @@ TestBound test_bound(const LaxInfo& ref, const LaxInfo& cand, const std::vector<
       }
     }
     const double n = ref.sqrt_evaluations + cand.sqrt_evaluations;
-    const double z = (ref.divisions + cand.divisions) *
-                     std::max(ref.divisor_degree, cand.divisor_degree) / q;
-    b.epsilon = (b.epsilon + n * n / 2 * std::max(ref.radicand_degree, cand.radicand_degree) * 2 / p) /
-                ((1 - 1 / q) * (1 - std::min(z, 1.0)));
+    const double rdeg = std::max(ref.radicand_degree, cand.radicand_degree);
+    const double rlw = std::max(ref.radicand_lw, cand.radicand_lw);
+    double pair = rdeg * 2 / p;  // two radicands collide (per pair)
+    if (n > 0 && !(rlw + 1 < lp)) {
+      if (random_q && std::isfinite(rlw)) {
+        pair = q_divides(rlw) + rdeg * 2 / q;
+      } else if (!b.vacuous) {
+        b.vacuous = true;
+        b.note = "radicand coefficients may reach p (2^" + fmt_g3(rlw) + ")";
+      }
+    }
+    const double divisions = ref.divisions + cand.divisions;
+    const double dlw = std::max(ref.divisor_lw, cand.divisor_lw);
+    double z = divisions * std::max(ref.divisor_degree, cand.divisor_degree) / q;
+    if (divisions > 0 && !(dlw + 1 < lq)) {  // a divisor q may divide: always zero mod q
+      if (random_q && std::isfinite(dlw)) {
+        z += divisions * q_divides(dlw);
+      } else if (!b.vacuous) {
+        b.vacuous = true;
+        b.note = "divisor coefficients may reach q (2^" + fmt_g3(dlw) + ")";
+      }
+    }
+    b.epsilon = (b.epsilon + n * n / 2 * pair) / ((1 - 1 / q) * (1 - std::min(z, 1.0)));
     if (!b.vacuous && (ref.sqrt_of_exp || cand.sqrt_of_exp)) {
       b.vacuous = true;
       b.note = "sqrt of a radicand with exp: fresh roots may collide (no bound)";

@@ -33,6 +33,22 @@
 // reports how many draws met a zero divisor (none, in every run we have made).
 // When this is >= 1 the bound is vacuous and the verdict says "no bound". Softmax over 4096
 // keys has k = 4096 and is vacuous: q^(-1/k^2) is 1 - 1.3e-6.
+//
+// LARGE COEFFICIENTS. An exp-free difference whose integer coefficients may reach p (2^lw, e.g.
+// LayerNorm's centred squares summed over thousands of columns: lw in the thousands) might
+// vanish mod p while nonzero: with fixed primes there is no bound. With random primes
+// (VerifyOptions::random_primes, random_field_params) q is drawn uniformly among the
+// kRandomQPrimes primes = 3 (mod 4) in [2^30, 2^31), afresh for each test; a nonzero integer of
+// magnitude below 2^lw has at most lw / 30 prime factors >= 2^30, so q divides the content of the
+// difference with probability at most floor(lw / 30) / kRandomQPrimes, and otherwise the Z_q part
+// alone is Schwartz-Zippel's d / q. One test then wrongly passes with probability at most
+//   floor(lw / 30) / kRandomQPrimes + D / q       (plus the sqrt and zero-divisor terms above).
+// LayerNorm + matmul at [32, 2048] x [2048, 1024] (lw ~ 2.3e4): ~3e-5 per test. The same holds
+// for the two other places coefficients enter: two radicands collide (the sqrt term) with
+// probability at most d_r / p only while their difference's coefficients stay below p, else
+// floor(lw_r / 30) / kRandomQPrimes + d_r / q; and a divisor vanishes identically mod q (every
+// draw with that q redrawn) with probability at most floor(lw_y / 30) / kRandomQPrimes, added to
+// z per division. With fixed primes each of these is "no bound".
 #pragma once
 
 #include <memory>
@@ -86,8 +102,10 @@ struct LaxInfo {
   double sqrt_evaluations = 0;     // over all blocks and iterations
   bool sqrt_of_exp = false;        // some radicand holds an exp: no bound (lax.cc says why)
   double radicand_degree = 0;
+  double radicand_lw = 0;          // log2 bound on the coefficients of two radicands' difference
   double divisions = 0;            // divisions by exp-free values, over all blocks and iterations
   double divisor_degree = 0;       // their max degree
+  double divisor_lw = 0;           // log2 of their max coefficient l1 norm
 };
 
 // Classifies `g` and bounds the Eq. 2 form of each output.
@@ -100,9 +118,11 @@ struct TestBound {
   std::string note;     // why vacuous, or how the bound was obtained
 };
 
-// The per-test bound for ref vs cand, output i of ref matched with cand output perm[i].
+// The per-test bound for ref vs cand, output i of ref matched with cand output perm[i]; f holds
+// the smallest primes a test may draw; random_q: q is drawn per test as random_field_params does
+// (then coefficients that may reach p still get a bound: LARGE COEFFICIENTS above).
 TestBound test_bound(const LaxInfo& ref, const LaxInfo& cand, const std::vector<int>& perm,
-                     const FieldParams& f);
+                     const FieldParams& f, bool random_q = false);
 
 // Tests needed for epsilon^t <= delta (0 < epsilon < 1).
 int tests_needed(double epsilon, double delta);

@@ -444,7 +444,8 @@ void certify(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const Veri
     // With several outputs the first test chose the permutation: only tests drawn after that
     // choice count towards the bound.
     if (ref.outputs.size() > 1) v.tests = 0;
-    v.bound = test_bound(lr, lc, v.permutation, o.random_primes ? kLeastRandomField : o.field);
+    v.bound = test_bound(lr, lc, v.permutation, o.random_primes ? kLeastRandomField : o.field,
+                         o.random_primes);
     if (!why_not.empty()) v.bound.note += " (the group-ring test gave up: " + why_not + ")";
     const int n = v.bound.vacuous ? o.no_bound_tests
                                   : std::min(tests_needed(v.bound.epsilon, o.delta), o.max_tests);

@@ -49,6 +49,41 @@ TEST(FiniteField, FastMulModMatchesTheExactOne) {
   }
 }
 
+// kRandomQPrimes, the count a large-coefficient bound divides by (verify/lax.h), is the number of
+// primes = 3 (mod 4) in [2^30, 2^31): recounted by a sieve over those residues alone (2^28
+// numbers, in segments), and random_field_params draws q among exactly those numbers.
+TEST(FiniteField, RandomQIsDrawnAmongThisManyPrimes) {
+  constexpr uint64_t lo = uint64_t{1} << 30, count = uint64_t{1} << 28;  // n = lo + 3 + 4 i
+  std::vector<uint32_t> primes;  // odd primes up to sqrt(2^31)
+  {
+    std::vector<bool> comp(46341, false);
+    for (uint32_t i = 3; i < comp.size(); i += 2) {
+      if (comp[i]) continue;
+      primes.push_back(i);
+      for (uint64_t j = uint64_t{i} * i; j < comp.size(); j += 2 * i) comp[j] = true;
+    }
+  }
+  constexpr uint64_t seg = uint64_t{1} << 22;
+  std::vector<uint8_t> prime(seg);
+  uint64_t found = 0;
+  for (uint64_t i0 = 0; i0 < count; i0 += seg) {
+    std::fill(prime.begin(), prime.end(), 1);
+    const uint64_t n0 = lo + 3 + 4 * i0;
+    for (uint32_t p : primes) {
+      uint64_t n = (n0 + p - 1) / p * p;  // the first multiple of p that is = 3 (mod 4)
+      while (n % 4 != 3) n += p;
+      for (uint64_t k = (n - n0) / 4; k < seg; k += p) prime[k] = 0;  // next: n + 4 p
+    }
+    for (uint8_t b : prime) found += b;
+  }
+  EXPECT_EQ(static_cast<double>(found), kRandomQPrimes);
+  Rng rng(11);
+  for (int k = 0; k < 200; ++k) {
+    const FieldParams f = random_field_params(rng);
+    EXPECT_TRUE(f.q >= lo && f.q < 2 * lo && f.q % 4 == 3 && is_prime_u64(f.q)) << f.q;
+  }
+}
+
 // Montgomery form (the batched powers): to, mul and from against 128-bit '%' for the same odd
 // moduli, edges included, and a power through it against pow_mod.
 TEST(FiniteField, MontgomeryMulMatchesTheExactOne) {

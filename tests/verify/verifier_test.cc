@@ -194,6 +194,47 @@ TEST(Verifier, HugeScaleFactorsGiveNoBoundNotNaN) {
   EXPECT_EQ(check(a, b, certify_opts()).kind, VerdictKind::kNotEquivalent);
 }
 
+// Coefficients that may reach p (lax.h, LARGE COEFFICIENTS): no bound with fixed primes; with
+// a random q per test, floor(lw / 30) / kRandomQPrimes + d / q. A chain of 45 scalings by 3
+// reaches 3^45 ~ 2^71; LayerNorm's centred squares (2^776 at [8, 64]) are VERIFIED against an
+// equivalent rewrite, and a wrong variance is not accepted.
+TEST(Lax, LargeCoefficientsAreBoundedThroughARandomQ) {
+  std::string chain = kIn + "A0 = scale(X, factor=3)\n";
+  for (int i = 1; i < 45; ++i)
+    chain += "A" + std::to_string(i) + " = scale(A" + std::to_string(i - 1) + ", factor=3)\n";
+  const LaxInfo l = classify_lax(parse_ok(chain + "output A44\n"));
+  const TestBound fixed = test_bound(l, l, {0}, kLeastRandomField, false);
+  EXPECT_TRUE(fixed.vacuous);
+  EXPECT_NE(fixed.note.find("coefficients may reach p"), std::string::npos) << fixed.note;
+  const TestBound random = test_bound(l, l, {0}, kLeastRandomField, true);
+  ASSERT_FALSE(random.vacuous) << random.note;
+  // lw = log2(2 3^45) = 72.3: two primes >= 2^30 at most; degree 1.
+  const double q = static_cast<double>(kLeastRandomField.q);
+  EXPECT_NEAR(random.epsilon, (2 / kRandomQPrimes + 1 / q) / (1 - 1 / q), 1e-20);
+  EXPECT_NE(random.note.find("a random q divides them"), std::string::npos) << random.note;
+
+  const std::string ln = read_file(std::string(MUGRAPH_TEST_DATA_DIR) + "/planned/layernorm_matmul.mu");
+  const auto program = parse_ok(ln);
+  std::string rewritten = ln;  // normalize after the matmul: (xc / r) W = (xc W) / r
+  const std::string tail = "xn = div(xc, r)\nY = matmul(xn, W)\n";
+  ASSERT_NE(rewritten.find(tail), std::string::npos);
+  rewritten.replace(rewritten.find(tail), tail.size(), "M = matmul(xc, W)\nY = div(M, r)\n");
+  const Verdict v = check(program, parse_ok(rewritten), certify_opts());
+  EXPECT_EQ(v.kind, VerdictKind::kVerified) << v.summary;
+  EXPECT_FALSE(v.bound.vacuous) << v.bound.note;
+  EXPECT_NE(v.bound.note.find("a random q divides them"), std::string::npos) << v.bound.note;
+  std::string wrong = ln;
+  const std::string var = "var = scale(ss, factor=1/64)";
+  ASSERT_NE(wrong.find(var), std::string::npos);
+  wrong.replace(wrong.find(var), var.size(), "var = scale(ss, factor=1/63)");
+  EXPECT_FALSE(accepted(check(program, parse_ok(wrong), certify_opts()).kind));
+  VerifyOptions fixed_primes = certify_opts();
+  fixed_primes.random_primes = false;
+  const Verdict f = check(program, parse_ok(rewritten), fixed_primes);
+  EXPECT_NE(f.kind, VerdictKind::kVerified) << f.summary;
+  EXPECT_TRUE(f.bound.vacuous) << f.bound.note;
+}
+
 // Issue 19, item 3: the test that chooses the output permutation is not counted in the bound.
 TEST(Verifier, PermutationChoosingTestIsNotCounted) {
   const auto ref = parse_ok(kIn + "A = sub(X, Y)\nB = sub(Y, X)\noutput A\noutput B\n");
