@@ -165,8 +165,8 @@ struct Walker {
         if (x.num.exp || x.den.exp) info.sqrt_of_exp = true;
         info.sqrt_evaluations += static_cast<double>(out.numel()) * mult;
         info.radicand_degree = std::max(info.radicand_degree, x.num.deg + x.den.deg);
-        // a_i b_j - a_j b_i for radicands a / b: l1 norm at most 2 w(num) w(den)
-        info.radicand_lw = std::max(info.radicand_lw, x.num.lw + x.den.lw + 1);
+        info.radicand_num_lw = std::max(info.radicand_num_lw, x.num.lw);
+        info.radicand_den_lw = std::max(info.radicand_den_lw, x.den.lw);
         Form r;  // a fresh variable
         r.num.deg = 1;
         r.num.same_constant = false;
@@ -189,6 +189,8 @@ struct Walker {
         if (at.factor.num == 0) return Form{};
         r.num.lw += log2_abs(at.factor.num);
         r.den.lw += log2_abs(at.factor.den);
+        // from_rational divides by den in the field: a zero divisor when q divides it
+        info.scale_denominator_primes += std::floor(log2_abs(at.factor.den) / 30 + 1e-6);
         return r;
       }
       case K::kAdd:
@@ -316,8 +318,12 @@ TestBound test_bound(const LaxInfo& ref, const LaxInfo& cand, const std::vector<
   worst.epsilon = 0;
   const double lp = std::log2(static_cast<double>(f.p)), lq = std::log2(static_cast<double>(f.q));
   const double p = static_cast<double>(f.p), q = static_cast<double>(f.q);
-  // The chance that a random q divides a nonzero integer below 2^w (LARGE COEFFICIENTS, lax.h).
-  auto q_divides = [](double w) { return std::floor(w / 30) / kRandomQPrimes; };
+  // The chance that a random q divides a nonzero integer below 2^w (LARGE COEFFICIENTS, lax.h;
+  // the slack covers rounding in the accumulated log2 bounds). Only where every value keeps its
+  // Z_q part (no exp).
+  auto q_divides = [](double w) { return std::floor(w / 30 + 1e-6) / kRandomQPrimes; };
+  const bool q_compared = random_q && !ref.has_exp && !cand.has_exp;
+  std::string q_terms;  // the content terms used, for the note
   for (size_t i = 0; i < ref.outputs.size(); ++i) {
     const Form& r = ref.outputs[i];
     const Form& c = cand.outputs[static_cast<size_t>(perm[i])];
@@ -332,7 +338,7 @@ TestBound test_bound(const LaxInfo& ref, const LaxInfo& cand, const std::vector<
     if (!exp) {
       b.epsilon = d / p * (lw + 1 < lq ? d / q : 1.0);
       b.note = "Schwartz-Zippel in Z_p and Z_q, degree " + fmt_g3(d);
-      if (!(lw + 1 < lp) && random_q && std::isfinite(lw)) {
+      if (!(lw + 1 < lp) && q_compared && std::isfinite(lw)) {
         // The Z_q part alone, with q drawn afresh per test (THE BOUND in lax.h: large
         // coefficients): a nonzero integer below 2^lw has at most lw / 30 prime factors
         // >= 2^30, so a uniform q of kRandomQPrimes divides them all with probability at most
@@ -355,11 +361,14 @@ TestBound test_bound(const LaxInfo& ref, const LaxInfo& cand, const std::vector<
     }
     const double n = ref.sqrt_evaluations + cand.sqrt_evaluations;
     const double rdeg = std::max(ref.radicand_degree, cand.radicand_degree);
-    const double rlw = std::max(ref.radicand_lw, cand.radicand_lw);
+    // a_i b_j - a_j b_i for radicands a / b of either program: l1 norm at most 2 max w(a) max w(b)
+    const double rlw = std::max(ref.radicand_num_lw, cand.radicand_num_lw) +
+                       std::max(ref.radicand_den_lw, cand.radicand_den_lw) + 1;
     double pair = rdeg * 2 / p;  // two radicands collide (per pair)
     if (n > 0 && !(rlw + 1 < lp)) {
-      if (random_q && std::isfinite(rlw)) {
+      if (q_compared && std::isfinite(rlw)) {
         pair = q_divides(rlw) + rdeg * 2 / q;
+        q_terms += ", radicand coefficients up to 2^" + fmt_g3(rlw);
       } else if (!b.vacuous) {
         b.vacuous = true;
         b.note = "radicand coefficients may reach p (2^" + fmt_g3(rlw) + ")";
@@ -367,15 +376,19 @@ TestBound test_bound(const LaxInfo& ref, const LaxInfo& cand, const std::vector<
     }
     const double divisions = ref.divisions + cand.divisions;
     const double dlw = std::max(ref.divisor_lw, cand.divisor_lw);
-    double z = divisions * std::max(ref.divisor_degree, cand.divisor_degree) / q;
-    if (divisions > 0 && !(dlw + 1 < lq)) {  // a divisor q may divide: always zero mod q
-      if (random_q && std::isfinite(dlw)) {
-        z += divisions * q_divides(dlw);
-      } else if (!b.vacuous) {
+    const double ddeg = std::max(ref.divisor_degree, cand.divisor_degree);
+    double z = divisions * ddeg / q + divisions * ddeg / p;
+    if (random_q) {  // a divisor or denominator q divides is zero mod q in every draw with that q
+      const double primes = ref.scale_denominator_primes + cand.scale_denominator_primes;
+      if (divisions > 0 && !(dlw + 1 < lq)) z += divisions * q_divides(dlw);
+      z += primes / kRandomQPrimes;
+      if (divisions > 0 && !(dlw + 1 < lq)) q_terms += ", divisor coefficients up to 2^" + fmt_g3(dlw);
+      if (divisions > 0 && !(dlw + 1 < lp) && !b.vacuous) {  // p is not drawn uniformly
         b.vacuous = true;
-        b.note = "divisor coefficients may reach q (2^" + fmt_g3(dlw) + ")";
+        b.note = "divisor coefficients may reach p (2^" + fmt_g3(dlw) + ")";
       }
     }
+    if (!q_terms.empty() && !b.vacuous) b.note += " (bounded through the random q:" + q_terms.substr(1) + ")";
     b.epsilon = (b.epsilon + n * n / 2 * pair) / ((1 - 1 / q) * (1 - std::min(z, 1.0)));
     if (!b.vacuous && (ref.sqrt_of_exp || cand.sqrt_of_exp)) {
       b.vacuous = true;

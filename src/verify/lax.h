@@ -43,12 +43,17 @@
 // difference with probability at most floor(lw / 30) / kRandomQPrimes, and otherwise the Z_q part
 // alone is Schwartz-Zippel's d / q. One test then wrongly passes with probability at most
 //   floor(lw / 30) / kRandomQPrimes + D / q       (plus the sqrt and zero-divisor terms above).
-// LayerNorm + matmul at [32, 2048] x [2048, 1024] (lw ~ 2.3e4): ~3e-5 per test. The same holds
-// for the two other places coefficients enter: two radicands collide (the sqrt term) with
-// probability at most d_r / p only while their difference's coefficients stay below p, else
-// floor(lw_r / 30) / kRandomQPrimes + d_r / q; and a divisor vanishes identically mod q (every
-// draw with that q redrawn) with probability at most floor(lw_y / 30) / kRandomQPrimes, added to
-// z per division. With fixed primes each of these is "no bound".
+// LayerNorm + matmul at [32, 2048] x [2048, 1024] (lw ~ 4.5e4): ~2e-4 per test. The same holds
+// for the other places coefficients enter: two radicands a_i / b_i, a_j / b_j (of either
+// program) collide (the sqrt term) with probability at most 2 d_r / p only while the
+// coefficients of a_i b_j - a_j b_i stay below p, else floor(lw_r / 30) / kRandomQPrimes +
+// 2 d_r / q; a divisor vanishes identically mod q (every draw with that q redrawn) with
+// probability at most floor(lw_y / 30) / kRandomQPrimes, added to z per division, and so does a
+// scale factor's denominator b, floor(log2 |b| / 30) / kRandomQPrimes. z also counts a divisor
+// vanishing mod p (degree / p per division); one whose coefficients may reach p (p is not drawn
+// uniformly) leaves no bound. With fixed primes coefficients past p leave no bound, and a
+// divisor or denominator that q divides only makes every draw a zero divisor (never counted).
+// Only for programs without exp: a value past an exp has no Z_q part to compare.
 #pragma once
 
 #include <memory>
@@ -102,10 +107,11 @@ struct LaxInfo {
   double sqrt_evaluations = 0;     // over all blocks and iterations
   bool sqrt_of_exp = false;        // some radicand holds an exp: no bound (lax.cc says why)
   double radicand_degree = 0;
-  double radicand_lw = 0;          // log2 bound on the coefficients of two radicands' difference
+  double radicand_num_lw = 0, radicand_den_lw = 0;  // log2 of their sides' max l1 norms
   double divisions = 0;            // divisions by exp-free values, over all blocks and iterations
   double divisor_degree = 0;       // their max degree
   double divisor_lw = 0;           // log2 of their max coefficient l1 norm
+  double scale_denominator_primes = 0;  // sum over scale ops of floor(log2 |den| / 30)
 };
 
 // Classifies `g` and bounds the Eq. 2 form of each output.

@@ -235,6 +235,36 @@ TEST(Lax, LargeCoefficientsAreBoundedThroughARandomQ) {
   EXPECT_TRUE(f.bound.vacuous) << f.bound.note;
 }
 
+// The other places large coefficients enter (lax.h, LARGE COEFFICIENTS): two radicands of
+// different programs (2^40 x against x / 2^40: a_i b_j - a_j b_i reaches 2^81 though each
+// radicand's own sides stay at 2^40); a value past an exp (no Z_q part to compare: no random-q
+// bound); a scale's denominator that q may divide (2^31 - 1: counted in z).
+TEST(Lax, LargeCoefficientsOfRadicandsExpsAndDenominators) {
+  const std::string in = "input X : f32[4, 8]\ninput Y : f32[4, 8]\n";
+  const LaxInfo up = classify_lax(parse_ok(in + "A = scale(X, factor=1099511627776)\nR = sqrt(A)\noutput R\n"));
+  const LaxInfo down = classify_lax(parse_ok(in + "A = scale(X, factor=1/1099511627776)\nR = sqrt(A)\noutput R\n"));
+  EXPECT_FALSE(test_bound(up, up, {0}, kLeastRandomField, false).vacuous);
+  const TestBound cross = test_bound(up, down, {0}, kLeastRandomField, false);
+  EXPECT_TRUE(cross.vacuous) << cross.note;
+  EXPECT_NE(cross.note.find("radicand coefficients may reach p"), std::string::npos) << cross.note;
+  const TestBound cross_q = test_bound(up, down, {0}, kLeastRandomField, true);
+  EXPECT_FALSE(cross_q.vacuous) << cross_q.note;
+  EXPECT_NE(cross_q.note.find("radicand coefficients up to 2^"), std::string::npos) << cross_q.note;
+
+  std::string chain = in + "E = exp(X)\nZ = scale(E, factor=0)\nC0 = scale(Y, factor=3)\n";
+  for (int i = 1; i < 45; ++i)
+    chain += "C" + std::to_string(i) + " = scale(C" + std::to_string(i - 1) + ", factor=3)\n";
+  const LaxInfo past_exp = classify_lax(parse_ok(chain + "O = add(Z, C44)\noutput O\n"));
+  ASSERT_TRUE(past_exp.has_exp);
+  EXPECT_TRUE(test_bound(past_exp, past_exp, {0}, kLeastRandomField, true).vacuous);
+
+  const LaxInfo big_den = classify_lax(parse_ok(in + "O = scale(X, factor=1/2147483647)\noutput O\n"));
+  const double fixed = test_bound(big_den, big_den, {0}, kLeastRandomField, false).epsilon;
+  const double random = test_bound(big_den, big_den, {0}, kLeastRandomField, true).epsilon;
+  // z gains floor(31 / 30) = 1 prime per program: epsilon / (1 - 2 / kRandomQPrimes).
+  EXPECT_NEAR(random / fixed - 1, 2 / kRandomQPrimes, 1e-12);
+}
+
 // Issue 19, item 3: the test that chooses the output permutation is not counted in the bound.
 TEST(Verifier, PermutationChoosingTestIsNotCounted) {
   const auto ref = parse_ok(kIn + "A = sub(X, Y)\nB = sub(Y, X)\noutput A\noutput B\n");
