@@ -41,14 +41,14 @@
 
 namespace mugraph::search {
 
-// Seconds a rank may be silent before it is taken for dead (CLI --rank-timeout). Heartbeats
-// come every kHeartbeatSeconds from a thread of their own, so only a dead process, a stopped
-// one or a broken network stays silent this long.
 // The protocol's message kinds: a Transport message's tag.
 namespace wire {
 enum Tag : int { kHello = 1, kBegin, kReady, kTask, kStop, kEnd, kQuit, kStatus, kResult, kError };
 }  // namespace wire
 
+// Seconds a rank may be silent before it is taken for dead (CLI --rank-timeout). Heartbeats
+// come every kHeartbeatSeconds from a thread of their own, so only a dead process, a stopped
+// one or a broken network stays silent this long.
 constexpr double kDefaultRankTimeoutSeconds = 10;
 
 // Rank 0's view of the other ranks, kept across the command's search spaces.

@@ -113,9 +113,11 @@ Status check_search_input(const ir::KernelGraph& program, const SearchOptions& o
                  "' is graph-defined");
   }
   if (o.max_kernel_ops < 1)
-    return error("search options: max kernel ops ", o.max_kernel_ops, " must be >= 1 (--max-kernel-ops)");
+    return error("search options: max kernel ops ", o.max_kernel_ops,
+                 " must be >= 1 (--max-kernel-ops)");
   if (o.max_block_ops < 0)
-    return error("search options: max block ops ", o.max_block_ops, " must be >= 0 (--max-block-ops)");
+    return error("search options: max block ops ", o.max_block_ops,
+                 " must be >= 0 (--max-block-ops)");
   if (o.max_block_outputs < 1)
     return error("search options: max block outputs ", o.max_block_outputs,
                  " must be >= 1 (--max-block-outputs)");

@@ -449,7 +449,8 @@ void invert_in_place(std::vector<uint64_t>& x, const Barrett& b, const Montgomer
 
 void Arith<FF>::invert_all(std::vector<FF>& v) {
   const PreparedField& f = field_context().prepared;
-  MG_CHECK(f.mp.m == f.p && f.mq.m == f.q, "division in a field whose moduli are not odd and below 2^62");
+  MG_CHECK(f.mp.m == f.p && f.mq.m == f.q,
+           "division in a field whose moduli are not odd and below 2^62");
   std::vector<uint64_t> ps(v.size()), qs(v.size());
   for (size_t i = 0; i < v.size(); ++i) ps[i] = v[i].p, qs[i] = v[i].has_q ? v[i].q : 0;
   invert_in_place(ps, f.bp, f.mp);

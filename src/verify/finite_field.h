@@ -127,9 +127,9 @@ struct Barrett {
 };
 // Montgomery multiplication modulo a fixed odd m < 2^62, for long chains of products (the batched
 // powers of pow_memo_all, batch inversion) and for products by values kept in this form (the
-// inverses division multiplies by, Arith<FF>::invert_all): values are kept as a 2^64 mod m (to/from convert), and a product is
-// REDC(a b) = a b 2^-64 mod m: q = (a b mod 2^64) (-1/m mod 2^64), then (a b + q m) / 2^64, which
-// is below 2m (a b < m^2 and q m < 2^64 m; the sum < 2^127 for m < 2^62), so one conditional
+// inverses division multiplies by, Arith<FF>::invert_all): values are kept as a 2^64 mod m
+// (to/from convert), and a product is REDC(a b) = a b 2^-64 mod m: q = (a b mod 2^64)
+// (-1/m mod 2^64), then (a b + q m) / 2^64, which is below 2m (a b < m^2 and q m < 2^64 m; the sum < 2^127 for m < 2^62), so one conditional
 // subtraction reduces it. No shift by a variable count and no loop: in interleaved chains it
 // raises about 4x as many powers per second as Barrett::mul on the Intel Xeon.
 struct Montgomery {
@@ -175,7 +175,8 @@ struct PreparedField {
   Montgomery mp, mq;    // for odd moduli below 2^62 (every valid field); else unusable
   explicit PreparedField(const FieldParams& f)
       : p(f.p), q(f.q), bp(f.p), bq(f.q), r64p((~uint64_t{0} % f.p + 1) % f.p),
-        r64q((~uint64_t{0} % f.q + 1) % f.q), mp(montgomery_if_odd(f.p)), mq(montgomery_if_odd(f.q)) {}
+        r64q((~uint64_t{0} % f.q + 1) % f.q), mp(montgomery_if_odd(f.p)),
+        mq(montgomery_if_odd(f.q)) {}
   static Montgomery montgomery_if_odd(uint64_t m) {
     return m % 2 == 1 && m < (uint64_t{1} << 62) ? Montgomery(m) : Montgomery();
   }
