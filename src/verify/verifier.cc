@@ -186,58 +186,87 @@ std::vector<Box> full_boxes(const ir::KernelGraph& g) {
   return out;
 }
 
-// The reference's outputs in full for one draw (params, w, sqrt oracle, inputs from `seed`
-// alone): every candidate of a search is compared against the same evaluation (cached).
-struct FullRun {
+// The every-entry test's draw (params, w, sqrt oracle, inputs), from its seed alone.
+struct FullDraw {
   FieldParams f;
   uint64_t w = 0, oracle = 0, key = 0;
+};
+FullDraw full_draw(const VerifyOptions& o) {
+  Rng rng(o.every_entry_seed);
+  FullDraw d;
+  d.f = o.random_primes ? random_field_params(rng) : o.field;
+  d.w = random_root_of_unity(d.f, rng);
+  d.oracle = rng.next_u64();
+  d.key = rng.next_u64();
+  return d;
+}
+
+// The reference's outputs in full for that draw: every candidate of a search is compared
+// against the same evaluation (cached).
+struct FullRun {
+  FullDraw draw;
   std::vector<BoxTensor> outputs;
   std::string problem;  // a non-Lax event or zero divisor in the reference (then no comparison)
 };
+std::mutex full_runs_mu;
+std::vector<std::tuple<ir::KernelGraph, uint64_t, SqrtMode, std::shared_ptr<const FullRun>>> full_runs;
+
+// The cached run, or null.
+std::shared_ptr<const FullRun> cached_full_reference(const ir::KernelGraph& ref,
+                                                     const VerifyOptions& o, SqrtMode sm) {
+  std::lock_guard<std::mutex> lock(full_runs_mu);
+  for (const auto& [g, s, m, run] : full_runs)
+    if (s == o.every_entry_seed && m == sm && g == ref) return run;
+  return nullptr;
+}
+
 std::shared_ptr<const FullRun> full_reference(const ir::KernelGraph& ref, const VerifyOptions& o,
                                               SqrtMode sm) {
-  static std::mutex mu, computing;
-  static std::vector<std::tuple<ir::KernelGraph, uint64_t, SqrtMode, std::shared_ptr<const FullRun>>> cache;
-  auto cached = [&]() -> std::shared_ptr<const FullRun> {
-    std::lock_guard<std::mutex> lock(mu);
-    for (const auto& [g, s, m, run] : cache)
-      if (s == o.every_entry_seed && m == sm && g == ref) return run;
-    return nullptr;
-  };
-  if (auto run = cached()) return run;
+  if (auto run = cached_full_reference(ref, o, sm)) return run;
   // One evaluation at a time: threads that missed together (the search's every-entry test
-  // starts on all threads at once) wait for the first one's instead of each computing it.
+  // starts on all threads at once) wait for the first one's instead of each computing it; by
+  // then each has evaluated its own candidate (every_entry_round).
+  static std::mutex computing;
   std::lock_guard<std::mutex> one(computing);
-  if (auto run = cached()) return run;
+  if (auto run = cached_full_reference(ref, o, sm)) return run;
   auto run = std::make_shared<FullRun>();
-  Rng rng(o.every_entry_seed);
-  run->f = o.random_primes ? random_field_params(rng) : o.field;
-  run->w = random_root_of_unity(run->f, rng);
-  run->oracle = rng.next_u64();
-  run->key = rng.next_u64();
-  FieldContext ctx(run->f, run->w, sm, run->oracle);
+  run->draw = full_draw(o);
+  const FullDraw& d = run->draw;
+  FieldContext ctx(d.f, d.w, sm, d.oracle);
   FieldScope scope(ctx);
-  run->outputs = eval_field(ref, full_boxes(ref), run->key, o.threads);
+  run->outputs = eval_field(ref, full_boxes(ref), d.key, o.threads);
   if (const auto bad = field_run_problem()) run->problem = bad->detail;
-  std::lock_guard<std::mutex> lock(mu);
-  if (cache.size() >= 2) cache.erase(cache.begin());
-  cache.emplace_back(ref, o.every_entry_seed, sm, run);
+  std::lock_guard<std::mutex> lock(full_runs_mu);
+  if (full_runs.size() >= 2) full_runs.erase(full_runs.begin());
+  full_runs.emplace_back(ref, o.every_entry_seed, sm, run);
   return run;
 }
 
 // One field test on every output entry against the cached reference run (outputs matched by
-// `perm`, chosen by the sampled test).
+// `perm`, chosen by the sampled test). The candidate is evaluated first: while one thread
+// evaluates the reference, the search's other threads evaluate their candidates instead of
+// waiting for it (with 16 threads, the first 15 candidates' tests had waited the reference's
+// whole run).
 Round every_entry_round(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
                         const VerifyOptions& o, SqrtMode sm, const std::vector<int>& perm) {
-  const auto run = full_reference(ref, o, sm);
-  if (!run->problem.empty()) return {FieldOutcome::kInconclusive, run->problem, 0};
-  FieldContext ctx(run->f, run->w, sm, run->oracle);
-  FieldScope scope(ctx);
-  std::vector<Box> want(cand.outputs.size());
-  for (size_t j = 0; j < cand.outputs.size(); ++j) want[j] = full_box(cand.tensor(cand.outputs[j]).type.shape);
-  const auto b = eval_field(cand, want, run->key, o.threads);
+  auto run = cached_full_reference(ref, o, sm);
+  const auto unusable = [](const FullRun& fr) -> Round {
+    return {FieldOutcome::kInconclusive, fr.problem, 0};
+  };
+  if (run && !run->problem.empty()) return unusable(*run);
+  const FullDraw d = run ? run->draw : full_draw(o);
+  std::vector<BoxTensor> b;
   Round r;
-  if (flags_bad(r)) return r;
+  {
+    FieldContext ctx(d.f, d.w, sm, d.oracle);
+    FieldScope scope(ctx);
+    std::vector<Box> want(cand.outputs.size());
+    for (size_t j = 0; j < cand.outputs.size(); ++j) want[j] = full_box(cand.tensor(cand.outputs[j]).type.shape);
+    b = eval_field(cand, want, d.key, o.threads);
+    if (flags_bad(r)) return r;
+  }
+  if (!run) run = full_reference(ref, o, sm);
+  if (!run->problem.empty()) return unusable(*run);
   for (size_t i = 0; i < ref.outputs.size(); ++i) {
     const Box all = full_box(ref.tensor(ref.outputs[i]).type.shape);
     r.compared += all.numel();
