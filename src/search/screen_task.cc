@@ -188,9 +188,11 @@ ConfirmStats confirm_every_entry(const ir::KernelGraph& program, const SearchOpt
   std::vector<Fate> fate(n, Fate::kNotReached);
   std::vector<double> seconds(static_cast<size_t>(std::max(threads, 1)), 0);
   std::atomic<size_t> next{0};
+  const size_t limit = o.confirm_limit > 0 ? static_cast<size_t>(o.confirm_limit) : n;
+  std::atomic<size_t> passed{0};  // enough: the workers take no more
   auto work = [&](size_t w) {
     const auto t0 = Clock::now();
-    for (size_t i; (i = next++) < n;) {  // best first
+    for (size_t i; passed < limit && (i = next++) < n;) {  // best first
       if (deadline.passed()) break;
       Candidate& c = candidates[i];
       const verify::VerifyOptions vo = screen_options(o, deadline, true);
@@ -203,6 +205,7 @@ ConfirmStats confirm_every_entry(const ir::KernelGraph& program, const SearchOpt
         fate[i] = Fate::kRejected;
       } else {
         fate[i] = Fate::kPassed;
+        ++passed;
         c.graph = in_program_order(std::move(c.graph), v.permutation);
         c.verdict = v.kind;
         c.verdict_text = verdict_text(v, vo);
@@ -218,6 +221,12 @@ ConfirmStats confirm_every_entry(const ir::KernelGraph& program, const SearchOpt
   for (double s : seconds) st.seconds += s;
   std::vector<Candidate> kept;
   for (size_t i = 0; i < n; ++i) {
+    // Past the limit's last kept candidate: the rest (passed by threads still running, or never
+    // taken) is not handed out, so the same candidates come out whatever the threads.
+    if (kept.size() == limit && fate[i] != Fate::kRejected && fate[i] != Fate::kOverMemory) {
+      ++st.beyond_limit;
+      continue;
+    }
     switch (fate[i]) {
       case Fate::kPassed: ++st.confirmed, kept.push_back(std::move(candidates[i])); break;
       case Fate::kRejected: ++st.rejected; break;

@@ -40,10 +40,13 @@ TaskResult run_screened_task(const TaskContext& c, int task, const StopCheck& st
 // pass by being missed. It runs once the tasks are merged, on the distinct candidates only,
 // best first (the cost model's order), on `threads` threads until `deadline`. Candidates that
 // fail it are dropped (counted rejected); so are those it did not reach before the deadline
-// (counted unconfirmed: what is handed out is only what passed). Verdict texts become the
-// every-entry test's.
+// (counted unconfirmed: what is handed out is only what passed). With o.confirm_limit, the
+// first that many candidates to pass (in that order, whatever the threads) are kept; the test
+// stops there and what is left is counted beyond_limit. Verdict texts become the every-entry
+// test's.
 struct ConfirmStats {
   int confirmed = 0, rejected = 0, over_memory = 0, unconfirmed = 0;
+  int beyond_limit = 0;  // passed or not reached past o.confirm_limit's first passing candidates
   double seconds = 0;  // summed over threads
 };
 ConfirmStats confirm_every_entry(const ir::KernelGraph& program, const SearchOptions& o,

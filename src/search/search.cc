@@ -57,9 +57,23 @@ void SearchStats::add(const SearchStats& o) {
   over_memory += o.over_memory;
   confirmed += o.confirmed;
   unconfirmed += o.unconfirmed;
+  beyond_limit += o.beyond_limit;
   confirm_seconds += o.confirm_seconds;
   enumerate_seconds += o.enumerate_seconds;
   verify_seconds += o.verify_seconds;
+}
+
+std::string cut_progress(const std::vector<SearchResult>& parts) {
+  int done = 0, total = 0;
+  uint64_t passed = 0, unreached = 0;
+  for (const SearchResult& p : parts) {
+    done += p.stats.tasks_done, total += p.stats.tasks_total;
+    passed += p.stats.confirmed, unreached += p.stats.unconfirmed;
+  }
+  if (done < total || unreached == 0)
+    return std::to_string(done) + " of " + std::to_string(total) + " tasks done";
+  return "every task done; the test on every entry passed " + std::to_string(passed) +
+         " candidates and did not reach " + std::to_string(unreached);
 }
 
 std::string SearchStats::to_string() const {
@@ -73,6 +87,7 @@ std::string SearchStats::to_string() const {
   os << "complete: " << completed << "; passed the screen on sampled entries " << verified
      << ", then the test on every entry " << confirmed;
   if (unconfirmed > 0) os << " (" << unconfirmed << " not reached in time: dropped)";
+  if (beyond_limit > 0) os << " (as many as asked for; " << beyond_limit << " more not tested)";
   os << "; rejected " << rejected << "; duplicates " << duplicates << "; tasks " << tasks_done
      << "/" << tasks_total;
   if (tasks_by_ranks > 0) os << " (" << tasks_by_ranks << " run by other MPI ranks)";
@@ -500,7 +515,11 @@ Result<SearchResult> search_planned(const ir::KernelGraph& program, const Search
     os << (all.stop_reason == StopReason::kExhausted
                ? "search larger spaces with explicit flags (--max-block-ops, --max-kernel-ops, "
                  "--grid-sizes, --forloop)"
-               : "give it more time (--time-budget) or continue it (--resume --checkpoint)");
+               : o.checkpoint.empty()
+                   ? "give it more time (--time-budget); with --out DIR a cut search leaves a "
+                     "checkpoint that --resume continues"
+                   : "give it more time (--time-budget) or continue it (--resume --checkpoint " +
+                         o.checkpoint + ")");
     all.why_none = os.str();
   }
   return all;
@@ -515,6 +534,7 @@ Status confirm_candidates(const ir::KernelGraph& program, const SearchOptions& o
   const ConfirmStats cs = confirm_every_entry(program, o, deadline, thread_count(o.threads), r.candidates);
   r.stats.confirmed = static_cast<uint64_t>(cs.confirmed);
   r.stats.unconfirmed = static_cast<uint64_t>(cs.unconfirmed);
+  r.stats.beyond_limit = static_cast<uint64_t>(cs.beyond_limit);
   r.stats.confirm_seconds = cs.seconds;
   r.stats.rejected += static_cast<uint64_t>(cs.rejected);
   r.stats.over_memory += static_cast<uint64_t>(cs.over_memory);
@@ -532,8 +552,12 @@ Status confirm_candidates(const ir::KernelGraph& program, const SearchOptions& o
                                                                         : "the time budget ended") +
                                        " before the test on every output entry reached " +
                                        std::to_string(cs.unconfirmed) +
-                                       " of them (give it more time: --time-budget; --resume "
-                                       "--checkpoint keeps the finished tasks)"
+                                       " of them (give it more time: --time-budget; " +
+                                       (o.checkpoint.empty()
+                                            ? std::string("with --out DIR, --resume continues "
+                                                          "from the finished tasks)")
+                                            : "--resume --checkpoint " + o.checkpoint +
+                                                  " keeps the finished tasks)")
                                      : std::string("none passed the test on every output entry")) +
                  (cs.rejected > 0 ? "; " + std::to_string(cs.rejected) + " failed that test" : std::string()) +
                  (cs.over_memory > 0 ? "; " + std::to_string(cs.over_memory) +
@@ -748,8 +772,6 @@ Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
   }
   if (!all.none()) {
     std::ostringstream os;
-    int done = 0, total = 0;
-    for (const SearchResult& p : r.parts) done += p.stats.tasks_done, total += p.stats.tasks_total;
     if (planned_budget(options) > 0)
       os << "time budget " << seconds_text(planned_budget(options)) << ": ";
     os << "search " << seconds_text(r.search_seconds) << " of its "
@@ -760,8 +782,7 @@ Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
                                                 ? "Ctrl-C"
                                                 : "the " + std::string(stop_reason_name(
                                                                r.stop_reason))) +
-                     ": " +
-                     std::to_string(done) + " of " + std::to_string(total) + " tasks done)");
+                     ": " + cut_progress(r.parts) + ")");
     if (options.certify && r.certify_ran)
       os << ", certify " << seconds_text(r.certify_seconds)
          << (r.certified.cut.empty() ? " (finished)"

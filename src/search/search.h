@@ -64,6 +64,10 @@ constexpr double kEnumerateShare = 0.8;
 Result<SuperoptimizeResult> superoptimize(const ir::KernelGraph& program,
                                           const SearchOptions& options);
 
+// How far a search that stopped early got: "N of M tasks done", or, when the tasks were all
+// done and the budget cut the test on every entry, how many candidates it passed and left.
+std::string cut_progress(const std::vector<SearchResult>& parts);
+
 // The summary table: one row per candidate (rank, kernel ops, block graphs, block ops,
 // device traffic, model time, screen verdict) and the stats.
 std::string summary_table(const SearchResult& r);

@@ -681,6 +681,46 @@ TEST(Search, CandidatesPassATestOnEveryEntryOrAreDropped) {
   EXPECT_TRUE(cands.empty());
 }
 
+// SearchOptions::confirm_limit (optimize measures the top few): the every-entry test keeps the
+// first that many candidates to pass, in rank order whatever the threads, stops there and counts
+// the rest beyond_limit; the search is not cut by it (no time limit, no checkpoint).
+TEST(Search, TheEveryEntryTestStopsAtItsLimit) {
+  const ir::KernelGraph p = load_data("lora");
+  SearchOptions o = lora_options();
+  auto all = search_lax(p, o);
+  ASSERT_TRUE(all.ok()) << all.status().message();
+  const std::vector<uint64_t> every = hashes(*all);
+  ASSERT_GE(every.size(), 4u);
+  o.confirm_limit = 2;
+  auto r = search_lax(p, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(hashes(*r), std::vector<uint64_t>(every.begin(), every.begin() + 2));
+  EXPECT_EQ(r->stop_reason, StopReason::kExhausted);
+  EXPECT_EQ(r->stats.confirmed, 2u);
+  EXPECT_EQ(r->stats.unconfirmed, 0u);
+  EXPECT_EQ(r->stats.beyond_limit, every.size() - 2);
+  EXPECT_NE(r->stats.to_string().find("as many as asked for; " + std::to_string(every.size() - 2) +
+                                      " more not tested"),
+            std::string::npos);
+
+  Candidate wrong = all->candidates.front();  // rejected before the limit: not counted in it
+  wrong.graph = parse_ok(
+      "input X : f16[4, 32]\ninput W : f16[32, 64]\ninput A : f16[32, 4]\ninput B : f16[4, 64]\n"
+      "Y1 = matmul(X, W)\nT = matmul(X, A)\nY2 = matmul(T, B)\nO = sub(Y1, Y2)\noutput O\n");
+  for (int threads : {1, 2, 3}) {
+    std::vector<Candidate> cands = all->candidates;
+    cands.insert(cands.begin() + 1, wrong);
+    o.confirm_limit = 3;
+    const ConfirmStats cs = confirm_every_entry(p, o, Deadline(), threads, cands);
+    EXPECT_EQ(cs.rejected, 1) << threads;
+    EXPECT_EQ(cs.confirmed, 3) << threads;
+    EXPECT_EQ(cs.beyond_limit, static_cast<int>(every.size()) - 3) << threads;
+    std::vector<uint64_t> kept;
+    for (const Candidate& c : cands) kept.push_back(c.hash);
+    EXPECT_EQ(kept, std::vector<uint64_t>(every.begin(), every.begin() + 3)) << threads;
+  }
+}
+
 // The sampled screen leaves the float check of a candidate only power-map sqrt can decide to
 // the every-entry test (verify::Undecided::kPowerMapThenDefer), which runs it: a candidate wrong
 // in floats that the power map cannot tell apart passes the sampled screen (float check
