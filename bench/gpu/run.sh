@@ -120,8 +120,13 @@ for name in $only; do
   python3 - "$out/$name/report.json" "$out/$name.torch.json" "$out/ceilings.json" "$name" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1])); t = json.load(open(sys.argv[2])); c = json.load(open(sys.argv[3]))
-if not r["measured"]:
-    print("%-18s not measured: %s" % (sys.argv[4], "no GPU seen by mugraph")); sys.exit()
+if not r["measured"]:  # why, in optimize's own words (a cut budget, no driver, ...)
+    import os
+    txt = os.path.join(os.path.dirname(sys.argv[1]), "report.txt")
+    why = [l[6:].strip() for l in open(txt) if l.startswith("note: ") and
+           ("measur" in l and ("cut" in l or "nothing" in l))] if os.path.exists(txt) else []
+    print("%-18s not measured: %s" % (sys.argv[4], why[0] if why else "see %s.log" % sys.argv[4]))
+    sys.exit()
 prog = r["program"]["measured_s"]
 best = prog
 for v in r.get("variants") or []:
