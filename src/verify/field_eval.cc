@@ -176,12 +176,17 @@ const HostTensor<T>* view(const BoxTensorT<T>& src, const Box& want,
 
 template <class T>
 using Values = std::vector<std::optional<BoxTensorT<T>>>;
-
-// Computes a planned op from its operands' values (compacted to what the plan reads).
+// Kernel-level values: shared, so that an input can be a FullInputs tensor that every candidate
+// of a search's every-entry test reads (never written through).
 template <class T>
-BoxTensorT<T> eval_planned(ir::OpKind op, const ir::OpAttrs& attrs, const OpPlan& plan,
-                           const std::vector<ir::TensorId>& inputs, const ir::Shape& out,
-                           const Values<T>& v) {
+using KernelValues = std::vector<std::shared_ptr<BoxTensorT<T>>>;
+
+// Computes a planned op from its operands' values (compacted to what the plan reads); `v`: a
+// block's Values or a kernel's KernelValues.
+template <class V>
+auto eval_planned(ir::OpKind op, const ir::OpAttrs& attrs, const OpPlan& plan,
+                  const std::vector<ir::TensorId>& inputs, const ir::Shape& out, const V& v) {
+  using T = typename std::decay_t<decltype(v[0]->data.data)>::value_type;
   std::vector<HostTensor<T>> keep;
   keep.reserve(inputs.size());
   std::vector<const HostTensor<T>*> in;
@@ -533,7 +538,7 @@ void accumulate_demanded(const ir::BlockNode& n, const BoxTensorT<T>& x, int64_t
 // Runs one block on the demanded entries of its tiles: the for-loop (iterators, in-loop ops,
 // accumulators), then the post-loop ops; writes the saved entries into `outs`.
 template <class T>
-void run_block(const ir::KernelOp& op, const BlockDemand& d, const Values<T>& kernel_values,
+void run_block(const ir::KernelOp& op, const BlockDemand& d, const KernelValues<T>& kernel_values,
                std::vector<BoxTensorT<T>>& outs) {
   using ir::BlockNodeKind;
   const ir::BlockGraph& bg = *op.block;
@@ -600,7 +605,7 @@ void run_block(const ir::KernelOp& op, const BlockDemand& d, const Values<T>& ke
 
 // Runs blocks begin, begin + step, ... of the plan, writing their entries into `outs`.
 template <class T>
-void run_blocks(const ir::KernelOp& op, const BlockPlan& plan, const Values<T>& v,
+void run_blocks(const ir::KernelOp& op, const BlockPlan& plan, const KernelValues<T>& v,
                 std::vector<BoxTensorT<T>>& outs, size_t begin, size_t step) {
   for (size_t k = begin; k < plan.blocks.size(); k += step) {
     check_deadline();
@@ -612,7 +617,7 @@ void run_blocks(const ir::KernelOp& op, const BlockPlan& plan, const Values<T>& 
 // tiles, and each worker gets its own copy of the field context (its flags are merged back), so the
 // result does not depend on the number of threads.
 template <class T>
-void run_graph_defined(const ir::KernelOp& op, const BlockPlan& plan, Values<T>& v,
+void run_graph_defined(const ir::KernelOp& op, const BlockPlan& plan, KernelValues<T>& v,
                        const ir::KernelGraph& g, int threads) {
   std::vector<BoxTensorT<T>> outs;
   for (size_t o = 0; o < op.outputs.size(); ++o)
@@ -623,7 +628,7 @@ void run_graph_defined(const ir::KernelOp& op, const BlockPlan& plan, Values<T>&
                                     plan.blocks.size());
   parallel_in_field(n, [&](size_t t) { run_blocks(op, plan, v, outs, t, std::max<size_t>(n, 1)); });
   for (size_t o = 0; o < op.outputs.size(); ++o)
-    v[static_cast<size_t>(op.outputs[o])] = std::move(outs[o]);
+    v[static_cast<size_t>(op.outputs[o])] = std::make_shared<BoxTensorT<T>>(std::move(outs[o]));
 }
 
 }  // namespace
@@ -697,7 +702,8 @@ DemandPlan plan_demand(const ir::KernelGraph& g, const std::vector<std::optional
   return dp;
 }
 
-// eval_field and eval_group_ring: `input(i, box)` materializes input i on `box`.
+// eval_field and eval_group_ring: `input(i, box)` materializes input i on `box` (a shared
+// tensor).
 template <class T, class Input>
 std::vector<std::optional<BoxTensorT<T>>> evaluate(const ir::KernelGraph& g,
                                                    const std::vector<std::optional<Box>>& want,
@@ -707,7 +713,7 @@ std::vector<std::optional<BoxTensorT<T>>> evaluate(const ir::KernelGraph& g,
   const auto& op_plans = dp.op_plans;
   const auto& block_plans = dp.block_plans;
   // Forward: inputs, then every needed op on its box.
-  Values<T> v(g.tensors.size());
+  KernelValues<T> v(g.tensors.size());
   for (size_t i = 0; i < g.inputs.size(); ++i) {
     const auto id = static_cast<size_t>(g.inputs[i]);
     if (demand[id])
@@ -720,18 +726,23 @@ std::vector<std::optional<BoxTensorT<T>>> evaluate(const ir::KernelGraph& g,
     if (block_plans[k]) {
       run_graph_defined(op, *block_plans[k], v, g, threads);
     } else if (op_plans[k]) {
-      v[static_cast<size_t>(op.outputs[0])] = eval_planned(op.op, op.attrs, *op_plans[k], op.inputs,
-                                                           g.tensor(op.outputs[0]).type.shape, v);
+      v[static_cast<size_t>(op.outputs[0])] = std::make_shared<BoxTensorT<T>>(eval_planned(
+          op.op, op.attrs, *op_plans[k], op.inputs, g.tensor(op.outputs[0]).type.shape, v));
     }
     for (ir::TensorId id : op.inputs)  // dropped after their last reader: linear memory
       if (last[static_cast<size_t>(id)] == k) v[static_cast<size_t>(id)].reset();
   }
   std::vector<std::optional<BoxTensorT<T>>> out;
-  for (size_t i = 0; i < g.outputs.size(); ++i) {  // moved unless another output is the same
+  for (size_t i = 0; i < g.outputs.size(); ++i) {  // moved unless shared (another output, an input)
     const auto id = static_cast<size_t>(g.outputs[i]);
     const bool again = std::count(g.outputs.begin() + static_cast<std::ptrdiff_t>(i) + 1,
                                   g.outputs.end(), g.outputs[i]) > 0;
-    out.push_back(!want[i] ? std::nullopt : again ? v[id] : std::move(v[id]));
+    if (!want[i])
+      out.push_back(std::nullopt);
+    else if (again || v[id].use_count() > 1)
+      out.push_back(*v[id]);
+    else
+      out.push_back(std::move(*v[id]));
   }
   return out;
 }
@@ -749,11 +760,30 @@ int64_t demanded_peak_entries(const ir::KernelGraph& g,
 
 int64_t input_memo_hits() { return input_memo_hits_here(); }
 
+FullInputs full_inputs(const ir::KernelGraph& g, uint64_t key) {
+  const FieldParams& f = field_context().params;
+  FullInputs in{f.p, f.q, key, {}};
+  for (size_t i = 0; i < g.inputs.size(); ++i) {
+    const ir::Shape& s = g.tensor(g.inputs[i]).type.shape;
+    in.tensors.push_back(std::make_shared<BoxTensor>(hashed_input(s, full_box(s), key, i)));
+  }
+  return in;
+}
+
 std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Box>& want,
-                                  uint64_t key, int threads) {
+                                  uint64_t key, int threads, const FullInputs* shared) {
+  if (shared) {
+    const FieldParams& f = field_context().params;
+    MG_CHECK(shared->p == f.p && shared->q == f.q && shared->key == key &&
+                 shared->tensors.size() == g.inputs.size(),
+             "shared inputs of another draw or another program");
+  }
   std::vector<std::optional<Box>> w(want.begin(), want.end());
   auto input = [&](size_t i, const Box& box) {
-    return memo_hashed_input(g.tensor(g.inputs[i]).type.shape, box, key, i);
+    const ir::Shape& s = g.tensor(g.inputs[i]).type.shape;
+    if (shared && shared->tensors[i]->shape == s && shared->tensors[i]->box == box)
+      return shared->tensors[i];
+    return std::make_shared<BoxTensor>(memo_hashed_input(s, box, key, i));
   };
   std::vector<BoxTensor> out;
   for (auto& t : evaluate<FF>(g, w, input, threads)) out.push_back(std::move(*t));
@@ -765,8 +795,10 @@ std::vector<std::optional<BoxTensorT<GR>>> eval_group_ring(
     int threads) {
   auto input = [&](size_t i, const Box& box) {  // hashed as the field's inputs, on demand
     const BoxTensor f = memo_hashed_input(g.tensor(g.inputs[i]).type.shape, box, key, i);
-    BoxTensorT<GR> t{f.shape, f.box, HostTensor<GR>(f.data.shape, Arith<GR>::zero())};
-    for (size_t k = 0; k < f.data.data.size(); ++k) t.data.data[k] = Arith<GR>::from_ff(f.data.data[k]);
+    auto t = std::make_shared<BoxTensorT<GR>>(
+        BoxTensorT<GR>{f.shape, f.box, HostTensor<GR>(f.data.shape, Arith<GR>::zero())});
+    for (size_t k = 0; k < f.data.data.size(); ++k)
+      t->data.data[k] = Arith<GR>::from_ff(f.data.data[k]);
     return t;
   };
   return evaluate<GR>(g, want, input, threads);

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <array>
+#include <memory>
 #include <vector>
 
 #include "ir/graph.h"
@@ -71,11 +72,22 @@ std::vector<HostTensor<FF>> hashed_inputs(const ir::KernelGraph& g, uint64_t key
 // tensors instead of hashing them again (a diagnostic for tests).
 int64_t input_memo_hits();
 
+// Every input of a program in full, hashed with `key` in the active context's field: shared by
+// evaluations of programs with the same inputs (the search's every-entry test hashes a weight
+// matrix once, not once per candidate, and its threads hold one copy, not one each).
+struct FullInputs {
+  uint64_t p = 0, q = 0, key = 0;
+  std::vector<std::shared_ptr<BoxTensor>> tensors;  // read only
+};
+FullInputs full_inputs(const ir::KernelGraph& g, uint64_t key);
+
 // Evaluates `g` at least at the entries `want[i]` of output i, on hashed inputs with `key`,
-// running a graph-defined kernel's blocks on `threads` threads (0: all cores).
+// running a graph-defined kernel's blocks on `threads` threads (0: all cores); an input demanded
+// in full is read from `shared` when given (which must be of this field, key and inputs).
 // Needs an active FieldScope; the context's flags report zero divisors and non-Lax events.
 std::vector<BoxTensor> eval_field(const ir::KernelGraph& g, const std::vector<Box>& want,
-                                  uint64_t key, int threads = 0);
+                                  uint64_t key, int threads = 0,
+                                  const FullInputs* shared = nullptr);
 
 // The same demand-driven evaluation over the group ring (verify/group_ring.h), for the
 // group-ring test: output i at want[i] (nullopt: not needed), on the inputs eval_field draws with

@@ -186,75 +186,105 @@ std::vector<Box> full_boxes(const ir::KernelGraph& g) {
   return out;
 }
 
-// The every-entry test's draw (params, w, sqrt oracle, inputs), from its seed alone.
+// The every-entry test's draw (params, w, sqrt oracle, key), from its seed alone, and the
+// program's inputs hashed with it in full, which every candidate reads (FullInputs).
 struct FullDraw {
-  FieldParams f;
+  bool random_primes = true;
+  FieldParams f;  // the field: drawn, or o.field with fixed primes
   uint64_t w = 0, oracle = 0, key = 0;
+  FullInputs inputs;
+  bool of(const VerifyOptions& o) const {
+    return o.random_primes == random_primes ||
+           (!o.random_primes && o.field.p == f.p && o.field.q == f.q);
+  }
 };
-FullDraw full_draw(const VerifyOptions& o) {
-  Rng rng(o.every_entry_seed);
-  FullDraw d;
-  d.f = o.random_primes ? random_field_params(rng) : o.field;
-  d.w = random_root_of_unity(d.f, rng);
-  d.oracle = rng.next_u64();
-  d.key = rng.next_u64();
-  return d;
-}
 
 // The reference's outputs in full for that draw: every candidate of a search is compared
 // against the same evaluation (cached).
 struct FullRun {
-  FullDraw draw;
+  std::shared_ptr<const FullDraw> draw;
+  SqrtMode sm = SqrtMode::kPowerMap;
   std::vector<BoxTensor> outputs;
   std::string problem;  // a non-Lax event or zero divisor in the reference (then no comparison)
 };
 std::mutex full_runs_mu;
-std::vector<std::tuple<ir::KernelGraph, uint64_t, SqrtMode, std::shared_ptr<const FullRun>>> full_runs;
+// The last program's draw (its inputs can be a GiB: one kept), and its runs per sqrt mode.
+std::vector<std::tuple<ir::KernelGraph, uint64_t, std::shared_ptr<const FullDraw>>> full_draws;
+std::vector<std::shared_ptr<const FullRun>> full_runs;
 
-// The cached run, or null.
-std::shared_ptr<const FullRun> cached_full_reference(const ir::KernelGraph& ref,
-                                                     const VerifyOptions& o, SqrtMode sm) {
+std::shared_ptr<const FullDraw> full_draw(const ir::KernelGraph& ref, const VerifyOptions& o) {
+  auto cached = [&]() -> std::shared_ptr<const FullDraw> {
+    std::lock_guard<std::mutex> lock(full_runs_mu);
+    for (const auto& [g, s, d] : full_draws)
+      if (s == o.every_entry_seed && d->of(o) && g == ref) return d;
+    return nullptr;
+  };
+  if (auto d = cached()) return d;
+  static std::mutex drawing;  // hashed once: the other threads wait (a fraction of one test)
+  std::lock_guard<std::mutex> one(drawing);
+  if (auto d = cached()) return d;
+  Rng rng(o.every_entry_seed);
+  auto d = std::make_shared<FullDraw>();
+  d->random_primes = o.random_primes;
+  d->f = o.random_primes ? random_field_params(rng) : o.field;
+  d->w = random_root_of_unity(d->f, rng);
+  d->oracle = rng.next_u64();
+  d->key = rng.next_u64();
+  FieldContext ctx(d->f, d->w, SqrtMode::kPowerMap, d->oracle);  // the inputs need only the field
+  FieldScope scope(ctx);
+  d->inputs = full_inputs(ref, d->key);
   std::lock_guard<std::mutex> lock(full_runs_mu);
-  for (const auto& [g, s, m, run] : full_runs)
-    if (s == o.every_entry_seed && m == sm && g == ref) return run;
-  return nullptr;
+  full_draws.clear();
+  full_runs.clear();  // of the draw before
+  full_draws.emplace_back(ref, o.every_entry_seed, d);
+  return d;
 }
 
+// The reference's run for draw d, from the cache, else evaluated here: by the first thread
+// that asks (the others wait for it, unless `wait` is false: then they get null).
 std::shared_ptr<const FullRun> full_reference(const ir::KernelGraph& ref, const VerifyOptions& o,
-                                              SqrtMode sm) {
-  if (auto run = cached_full_reference(ref, o, sm)) return run;
-  // One evaluation at a time: threads that missed together (the search's every-entry test
-  // starts on all threads at once) wait for the first one's instead of each computing it; by
-  // then each has evaluated its own candidate (every_entry_round).
+                                              SqrtMode sm, const std::shared_ptr<const FullDraw>& d,
+                                              bool wait) {
+  auto cached = [&]() -> std::shared_ptr<const FullRun> {
+    std::lock_guard<std::mutex> lock(full_runs_mu);
+    for (const auto& run : full_runs)
+      if (run->draw == d && run->sm == sm) return run;
+    return nullptr;
+  };
+  if (auto run = cached()) return run;
   static std::mutex computing;
-  std::lock_guard<std::mutex> one(computing);
-  if (auto run = cached_full_reference(ref, o, sm)) return run;
+  std::unique_lock<std::mutex> one(computing, std::defer_lock);
+  if (wait)
+    one.lock();
+  else if (!one.try_lock())
+    return nullptr;
+  if (auto run = cached()) return run;
   auto run = std::make_shared<FullRun>();
-  run->draw = full_draw(o);
-  const FullDraw& d = run->draw;
-  FieldContext ctx(d.f, d.w, sm, d.oracle);
+  run->draw = d;
+  run->sm = sm;
+  FieldContext ctx(d->f, d->w, sm, d->oracle);
   FieldScope scope(ctx);
-  run->outputs = eval_field(ref, full_boxes(ref), d.key, o.threads);
+  run->outputs = eval_field(ref, full_boxes(ref), d->key, o.threads, &d->inputs);
   if (const auto bad = field_run_problem()) run->problem = bad->detail;
   std::lock_guard<std::mutex> lock(full_runs_mu);
   if (full_runs.size() >= 2) full_runs.erase(full_runs.begin());
-  full_runs.emplace_back(ref, o.every_entry_seed, sm, run);
+  full_runs.push_back(run);
   return run;
 }
 
 // One field test on every output entry against the cached reference run (outputs matched by
-// `perm`, chosen by the sampled test). The candidate is evaluated first: while one thread
-// evaluates the reference, the search's other threads evaluate their candidates instead of
-// waiting for it (with 16 threads, the first 15 candidates' tests had waited the reference's
-// whole run).
+// `perm`, chosen by the sampled test). The first thread to need the reference evaluates it
+// first; the others evaluate their candidates meanwhile and then wait for it, if they must
+// (with 16 threads, 15 had waited out the reference's whole run before starting).
 Round every_entry_round(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
                         const VerifyOptions& o, SqrtMode sm, const std::vector<int>& perm) {
-  auto run = cached_full_reference(ref, o, sm);
+  const std::shared_ptr<const FullDraw> drawn = full_draw(ref, o);
+  const FullDraw& d = *drawn;
+  auto run = full_reference(ref, o, sm, drawn, /*wait=*/false);
   const auto unusable = [](const FullRun& fr) -> Round {
     return {FieldOutcome::kInconclusive, fr.problem, 0};
   };
   if (run && !run->problem.empty()) return unusable(*run);
-  const FullDraw d = run ? run->draw : full_draw(o);
   std::vector<BoxTensor> b;
   Round r;
   {
@@ -262,10 +292,10 @@ Round every_entry_round(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
     FieldScope scope(ctx);
     std::vector<Box> want(cand.outputs.size());
     for (size_t j = 0; j < cand.outputs.size(); ++j) want[j] = full_box(cand.tensor(cand.outputs[j]).type.shape);
-    b = eval_field(cand, want, d.key, o.threads);
+    b = eval_field(cand, want, d.key, o.threads, &d.inputs);
     if (flags_bad(r)) return r;
   }
-  if (!run) run = full_reference(ref, o, sm);
+  if (!run) run = full_reference(ref, o, sm, drawn, /*wait=*/true);
   if (!run->problem.empty()) return unusable(*run);
   for (size_t i = 0; i < ref.outputs.size(); ++i) {
     const Box all = full_box(ref.tensor(ref.outputs[i]).type.shape);
@@ -621,6 +651,12 @@ int64_t full_peak_entries(const ir::KernelGraph& g) {
 }
 
 }  // namespace
+
+void release_every_entry_cache() {
+  std::lock_guard<std::mutex> lock(full_runs_mu);
+  full_draws.clear();
+  full_runs.clear();
+}
 
 int64_t check_memory_bytes(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
                            const VerifyOptions& o) {

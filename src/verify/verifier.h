@@ -162,7 +162,10 @@ struct VerifyOptions {
   std::optional<uint64_t> float_seed;
   // Screen only: after the sampled test passes, one more field test compares EVERY output entry
   // (what `search` writes has passed it). Its draw comes from `every_entry_seed` alone, so that
-  // one search evaluates the reference once (cached) for all candidates. See SCREEN above.
+  // one search hashes the program's inputs in full and evaluates the reference once (cached,
+  // until release_every_entry_cache) for all candidates, which read those inputs (a check's
+  // reservation still counts them, so the one shared copy stays within the budget while
+  // checks run). See SCREEN above.
   bool screen_every_entry = false;
   uint64_t every_entry_seed = 0;
   // When the check must stop (a time budget, Ctrl-C): past it the verdict is INCONCLUSIVE with
@@ -221,6 +224,10 @@ Verdict check(const ir::KernelGraph& ref, const ir::KernelGraph& cand, const Ver
 // (one output chunk, verifier.cc), or falls back to the field tests when it does not fit.
 int64_t check_memory_bytes(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
                            const VerifyOptions& opt);
+
+// Frees the every-entry test's cached inputs and reference outputs (the search calls it when
+// its test is over: a weight matrix in the field takes 24 bytes per entry).
+void release_every_entry_cache();
 
 // An estimate of the memory of interpret<double>(g) on a copy of its inputs (each tensor
 // dropped after its last reader).

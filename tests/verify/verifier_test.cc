@@ -490,6 +490,71 @@ output Z
     }
 }
 
+// The search's every-entry test hashes the program's inputs once (full_inputs) and every
+// candidate reads them (eval_field's `shared`): an input demanded in full comes from them, one
+// demanded on part of it is hashed as before, the shared tensors are never written, and inputs
+// of another key or field are refused. Against evaluations without sharing and the plain
+// interpreter, on a graph-defined gated MLP (tiles gathered from the shared weights) and on
+// the kernel-level program.
+TEST(DemandDriven, SharedFullInputsAreTheHashedOnesAndStayUnchanged) {
+  const ir::KernelGraph fused = parse_ok(R"(input X : f16[4, 64]
+input W1 : f16[64, 32]
+input W2 : f16[64, 32]
+O = graph_defined(X, W1, W2, grid=[4, 1, 1], forloop=4) {
+  x = input_iterator(X, imap={}, fmap=1)
+  w1 = input_iterator(W1, imap={x:1}, fmap=0)
+  w2 = input_iterator(W2, imap={x:1}, fmap=0)
+  a = matmul(x, w1)
+  b = matmul(x, w2)
+  aacc = accumulator(a, fmap=phi)
+  bacc = accumulator(b, fmap=phi)
+  o = thread_graph(aacc, bacc) {
+    s = mul(aacc, aacc)
+    o = mul(s, bacc)
+    output o
+  }
+  output_saver(o, omap={x:1})
+}
+output O
+)");
+  const ir::KernelGraph plain = parse_ok(R"(input X : f16[4, 64]
+input W1 : f16[64, 32]
+input W2 : f16[64, 32]
+A = matmul(X, W1)
+B = matmul(X, W2)
+S = mul(A, A)
+O = mul(S, B)
+output O
+)");
+  FieldContext ctx(FieldParams{}, 12345);
+  FieldScope scope(ctx);
+  const FullInputs shared = full_inputs(plain, 7);
+  std::vector<std::vector<FF>> before;
+  for (const auto& t : shared.tensors) before.push_back(t->data.data);
+  const auto whole = interpret<FF>(plain, hashed_inputs(plain, 7));
+  ASSERT_TRUE(whole.ok());
+  const ir::Shape& s = plain.tensor(plain.outputs[0]).type.shape;
+  const BoxTensor ref{s, full_box(s), (*whole)[0]};
+  Box slice;
+  slice.rank = 2;
+  slice.idx[0] = {1, 3};
+  slice.idx[1] = {0, 9, 31};
+  for (const ir::KernelGraph* g : {&fused, &plain})
+    for (const Box& want : {full_box(s), slice}) {
+      const auto got = eval_field(*g, {want}, 7, 2, &shared);
+      EXPECT_EQ(gather(got[0], want).data, gather(ref, want).data) << want.numel();
+      EXPECT_EQ(got[0].data.data, eval_field(*g, {want}, 7, 2)[0].data.data);
+    }
+  for (size_t i = 0; i < shared.tensors.size(); ++i)
+    EXPECT_EQ(shared.tensors[i]->data.data, before[i]) << "input " << i << " written";
+  try {
+    eval_field(fused, {full_box(s)}, 8, 1, &shared);  // key 8: not the shared inputs' draw
+    ADD_FAILURE() << "inputs of key 7 read under key 8";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("shared inputs of another draw"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace mugraph::verify
 
