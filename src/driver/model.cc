@@ -93,7 +93,8 @@ class Proposer {
       if (r->parts.size() == 1 && !r->parts[0].why_none.empty()) {
         // The search's advice names its own flags; here the region budget is the knob.
         std::string why = r->parts[0].why_none;
-        for (const char* cut : {"; give it more time", "; search larger spaces"})
+        for (const char* cut :
+             {"; give it more time", " (give it more time", "; search larger spaces"})
           if (const size_t at = why.find(cut); at != std::string::npos) why.erase(at);
         outcome += " (" + why + ")";
         if (r->stop_reason == search::StopReason::kTimeLimit) outcome += "; --region-budget gives each region more time";

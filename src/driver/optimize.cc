@@ -462,9 +462,13 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
     so.time_budget_s = 0;
     so.deadline = all.share(kOptimizeSearchShare);
     // Only the top few candidates of each part become measured variants (make_variants): twice
-    // as many pass the every-entry test (some the backend refuses), not every candidate (at
-    // paper shapes each test is a full evaluation, ~2 s; GatedMLP has 355).
-    if (o.top_n > 0) so.confirm_limit = 2 * o.top_n;
+    // as many that the backend takes pass the every-entry test, not every candidate (at paper
+    // shapes each test is a full evaluation, ~2 s; GatedMLP has 355).
+    if (o.top_n > 0) {
+      so.confirm_limit = 2 * o.top_n;
+      if (const auto accepts = backend_accepts(r.target))
+        so.confirm_counts = [accepts](const ir::KernelGraph& g) { return accepts(g).ok(); };
+    }
     MG_ASSIGN_OR_RETURN(r.search, driver::superoptimize(program, so));
     if (r.search.stop_reason == search::StopReason::kTimeLimit) s.cut = search::cut_progress(r.search.parts);
     return {};

@@ -78,10 +78,14 @@ struct SearchOptions {
   // certified, up to certify_tries candidates per part.
   bool certify = true;
   int certify_tries = 4;
-  // The every-entry test (screen_task.h) stops once this many candidates passed it, best first
-  // (0: all): the rest are not tested and not handed out, counted in SearchStats::beyond_limit.
-  // optimize sets it (it measures the top few; at paper shapes each test is a full evaluation).
+  // The every-entry test (screen_task.h) stops once this many candidates passed it, in the
+  // order it takes them (best first; a planned search: each stage's best, then the rest best
+  // first), 0: all. The rest are not handed out, counted in SearchStats::beyond_limit. optimize
+  // sets it (it measures the top few; at paper shapes each test is a full evaluation), and
+  // confirm_counts (null: all count): passing candidates it refuses are kept but do not count
+  // (optimize: those its backend's code generator refuses).
   int confirm_limit = 0;
+  std::function<bool(const ir::KernelGraph&)> confirm_counts;
   int screen_samples = 2;          // output entries sampled per output by each screen test
                                    // (verify::Mode::kScreen; fewer = cheaper, weaker)
   uint64_t seed = 0;               // verifier inputs
@@ -158,7 +162,7 @@ struct SearchStats {
   // (the ones handed out), and those it did not reach before the deadline (dropped). Its
   // rejections count in `rejected`, its memory refusals in `over_memory`.
   uint64_t confirmed = 0, unconfirmed = 0;
-  uint64_t beyond_limit = 0;    // passed the screen, not tested: past SearchOptions::confirm_limit
+  uint64_t beyond_limit = 0;    // passed the screen, not handed out: past confirm_limit
   double confirm_seconds = 0;   // the every-entry test, summed over threads
   int tasks_total = 0, tasks_done = 0;
   int tasks_by_ranks = 0;       // finished tasks that other MPI ranks ran (SearchOptions::ranks)

@@ -183,7 +183,7 @@ verify::Verdict screen_sampled(const ir::KernelGraph& program, const SearchOptio
 ConfirmStats confirm_every_entry(const ir::KernelGraph& program, const SearchOptions& o,
                                  const Deadline& deadline, int threads,
                                  std::vector<Candidate>& candidates) {
-  enum class Fate { kNotReached, kPassed, kRejected, kOverMemory };
+  enum class Fate { kNotReached, kPassed, kPassedUncounted, kRejected, kOverMemory };
   const size_t n = candidates.size();
   std::vector<Fate> fate(n, Fate::kNotReached);
   std::vector<double> seconds(static_cast<size_t>(std::max(threads, 1)), 0);
@@ -204,8 +204,9 @@ ConfirmStats confirm_every_entry(const ir::KernelGraph& program, const SearchOpt
       } else if (!verify::accepted(v.kind)) {
         fate[i] = Fate::kRejected;
       } else {
-        fate[i] = Fate::kPassed;
-        ++passed;
+        const bool counts = !o.confirm_counts || o.confirm_counts(c.graph);
+        fate[i] = counts ? Fate::kPassed : Fate::kPassedUncounted;
+        if (counts) ++passed;
         c.graph = in_program_order(std::move(c.graph), v.permutation);
         c.verdict = v.kind;
         c.verdict_text = verdict_text(v, vo);
@@ -217,18 +218,26 @@ ConfirmStats confirm_every_entry(const ir::KernelGraph& program, const SearchOpt
   for (size_t w = 1; w < seconds.size() && w < n; ++w) pool.emplace_back(work, w);
   work(0);
   for (std::thread& t : pool) t.join();
+  verify::release_every_entry_cache();
   ConfirmStats st;
   for (double s : seconds) st.seconds += s;
   std::vector<Candidate> kept;
+  size_t counted = 0;
   for (size_t i = 0; i < n; ++i) {
-    // Past the limit's last kept candidate: the rest (passed by threads still running, or never
-    // taken) is not handed out, so the same candidates come out whatever the threads.
-    if (kept.size() == limit && fate[i] != Fate::kRejected && fate[i] != Fate::kOverMemory) {
+    // Past the limit's last counted candidate: the rest (passed by threads still running,
+    // rejected, or never taken) is not handed out and counted apart, so the same candidates
+    // and counts come out whatever the threads.
+    if (counted == limit) {
       ++st.beyond_limit;
       continue;
     }
     switch (fate[i]) {
-      case Fate::kPassed: ++st.confirmed, kept.push_back(std::move(candidates[i])); break;
+      case Fate::kPassed:
+        ++counted;
+        [[fallthrough]];
+      case Fate::kPassedUncounted:
+        ++st.confirmed, kept.push_back(std::move(candidates[i]));
+        break;
       case Fate::kRejected: ++st.rejected; break;
       case Fate::kOverMemory: ++st.over_memory; break;
       case Fate::kNotReached: ++st.unconfirmed; break;

@@ -41,12 +41,12 @@ TaskResult run_screened_task(const TaskContext& c, int task, const StopCheck& st
 // best first (the cost model's order), on `threads` threads until `deadline`. Candidates that
 // fail it are dropped (counted rejected); so are those it did not reach before the deadline
 // (counted unconfirmed: what is handed out is only what passed). With o.confirm_limit, the
-// first that many candidates to pass (in that order, whatever the threads) are kept; the test
-// stops there and what is left is counted beyond_limit. Verdict texts become the every-entry
-// test's.
+// candidates up to the limit's last counting one (o.confirm_counts) are decided as without it,
+// whatever the threads; the test stops there and all after it is counted beyond_limit (left
+// out, tested or not). Verdict texts become the every-entry test's.
 struct ConfirmStats {
   int confirmed = 0, rejected = 0, over_memory = 0, unconfirmed = 0;
-  int beyond_limit = 0;  // passed or not reached past o.confirm_limit's first passing candidates
+  int beyond_limit = 0;  // every candidate after o.confirm_limit's last counting one
   double seconds = 0;  // summed over threads
 };
 ConfirmStats confirm_every_entry(const ir::KernelGraph& program, const SearchOptions& o,

@@ -72,7 +72,7 @@ std::string cut_progress(const std::vector<SearchResult>& parts) {
   }
   if (done < total || unreached == 0)
     return std::to_string(done) + " of " + std::to_string(total) + " tasks done";
-  return "every task done; the test on every entry passed " + std::to_string(passed) +
+  return "the tasks run were done; the test on every entry passed " + std::to_string(passed) +
          " candidates and did not reach " + std::to_string(unreached);
 }
 
@@ -87,7 +87,7 @@ std::string SearchStats::to_string() const {
   os << "complete: " << completed << "; passed the screen on sampled entries " << verified
      << ", then the test on every entry " << confirmed;
   if (unconfirmed > 0) os << " (" << unconfirmed << " not reached in time: dropped)";
-  if (beyond_limit > 0) os << " (as many as asked for; " << beyond_limit << " more not tested)";
+  if (beyond_limit > 0) os << " (as many as asked for; " << beyond_limit << " more left out)";
   os << "; rejected " << rejected << "; duplicates " << duplicates << "; tasks " << tasks_done
      << "/" << tasks_total;
   if (tasks_by_ranks > 0) os << " (" << tasks_by_ranks << " run by other MPI ranks)";

@@ -700,7 +700,7 @@ TEST(Search, TheEveryEntryTestStopsAtItsLimit) {
   EXPECT_EQ(r->stats.unconfirmed, 0u);
   EXPECT_EQ(r->stats.beyond_limit, every.size() - 2);
   EXPECT_NE(r->stats.to_string().find("as many as asked for; " + std::to_string(every.size() - 2) +
-                                      " more not tested"),
+                                      " more left out"),
             std::string::npos);
 
   Candidate wrong = all->candidates.front();  // rejected before the limit: not counted in it
@@ -719,6 +719,15 @@ TEST(Search, TheEveryEntryTestStopsAtItsLimit) {
     for (const Candidate& c : cands) kept.push_back(c.hash);
     EXPECT_EQ(kept, std::vector<uint64_t>(every.begin(), every.begin() + 3)) << threads;
   }
+  // A passing candidate that confirm_counts refuses (optimize: one its backend refuses) is kept
+  // but does not count: the limit of 2 then keeps 3.
+  o.confirm_limit = 2;
+  o.confirm_counts = [&](const ir::KernelGraph& g) { return ir::canonical_hash(g) != every[0]; };
+  std::vector<Candidate> cands = all->candidates;
+  const ConfirmStats cs = confirm_every_entry(p, o, Deadline(), 2, cands);
+  EXPECT_EQ(cs.confirmed, 3);
+  EXPECT_EQ(cs.beyond_limit, static_cast<int>(every.size()) - 3);
+  EXPECT_EQ(cands.size(), 3u);
 }
 
 // The sampled screen leaves the float check of a candidate only power-map sqrt can decide to
