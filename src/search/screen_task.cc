@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <thread>
 
 #include "expr/abstract.h"
@@ -204,10 +205,17 @@ ConfirmStats confirm_every_entry(const ir::KernelGraph& program, const SearchOpt
       } else if (!verify::accepted(v.kind)) {
         fate[i] = Fate::kRejected;
       } else {
-        const bool counts = !o.confirm_counts || o.confirm_counts(c.graph);
+        c.graph = in_program_order(std::move(c.graph), v.permutation);
+        bool counts = true;
+        if (o.confirm_counts) {
+          try {  // on this worker thread, an exception would end the process
+            counts = o.confirm_counts(c.graph);
+          } catch (const std::exception&) {
+            counts = false;  // kept, not counted: whoever reads the candidate sees the error
+          }
+        }
         fate[i] = counts ? Fate::kPassed : Fate::kPassedUncounted;
         if (counts) ++passed;
-        c.graph = in_program_order(std::move(c.graph), v.permutation);
         c.verdict = v.kind;
         c.verdict_text = verdict_text(v, vo);
       }

@@ -194,8 +194,8 @@ struct FullDraw {
   uint64_t w = 0, oracle = 0, key = 0;
   FullInputs inputs;
   bool of(const VerifyOptions& o) const {
-    return o.random_primes == random_primes ||
-           (!o.random_primes && o.field.p == f.p && o.field.q == f.q);
+    return random_primes ? o.random_primes
+                         : !o.random_primes && o.field.p == f.p && o.field.q == f.q;
   }
 };
 
@@ -668,6 +668,11 @@ int64_t check_memory_bytes(const ir::KernelGraph& ref, const ir::KernelGraph& ca
   int64_t peak = o.mode == Mode::kCertify && o.threads != 1 && outputs >= kTwoThreadEntries
                      ? full_peak_entries(ref) + full_peak_entries(cand)
                      : full;
+  // The every-entry test's shared inputs stay whole for the whole evaluation (full counts each
+  // until its last reader), and the reference's outputs are cached beside the candidate's:
+  // every check reserves them again (one copy exists: an over-reservation).
+  if (o.mode == Mode::kScreen && o.screen_every_entry)
+    peak = full + std::max(input_entries(ref), input_entries(cand)) + 2 * outputs;
   if (o.mode == Mode::kScreen && !o.screen_every_entry && ref.outputs.size() == cand.outputs.size()) {
     Rng rng(o.seed);  // boxes of the size the screen samples (where they fall matters little)
     const std::vector<Box> s = sample_boxes(ref, o.screen_samples, rng);

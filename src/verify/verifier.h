@@ -163,9 +163,9 @@ struct VerifyOptions {
   // Screen only: after the sampled test passes, one more field test compares EVERY output entry
   // (what `search` writes has passed it). Its draw comes from `every_entry_seed` alone, so that
   // one search hashes the program's inputs in full and evaluates the reference once (cached,
-  // until release_every_entry_cache) for all candidates, which read those inputs (a check's
-  // reservation still counts them, so the one shared copy stays within the budget while
-  // checks run). See SCREEN above.
+  // until release_every_entry_cache) for all candidates, which read those inputs (every check
+  // reserves the inputs whole and the reference's outputs, check_memory_bytes, so the one
+  // shared copy stays within the budget while checks run). See SCREEN above.
   bool screen_every_entry = false;
   uint64_t every_entry_seed = 0;
   // When the check must stop (a time budget, Ctrl-C): past it the verdict is INCONCLUSIVE with

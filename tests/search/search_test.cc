@@ -6,6 +6,7 @@
 #include <atomic>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <thread>
 
 #include "driver/driver.h"
@@ -719,15 +720,26 @@ TEST(Search, TheEveryEntryTestStopsAtItsLimit) {
     for (const Candidate& c : cands) kept.push_back(c.hash);
     EXPECT_EQ(kept, std::vector<uint64_t>(every.begin(), every.begin() + 3)) << threads;
   }
-  // A passing candidate that confirm_counts refuses (optimize: one its backend refuses) is kept
-  // but does not count: the limit of 2 then keeps 3.
+  // A passing candidate that confirm_counts refuses (optimize: one its backend refuses, or
+  // one it throws on) is kept but does not count: the limit of 2 then keeps 3, and one thread
+  // stops right there (3 asked); a wrong candidate after that is not tested (left out).
   o.confirm_limit = 2;
-  o.confirm_counts = [&](const ir::KernelGraph& g) { return ir::canonical_hash(g) != every[0]; };
+  int asked = 0;
+  o.confirm_counts = [&](const ir::KernelGraph& g) {
+    ++asked;
+    if (ir::canonical_hash(g) == every[0]) throw std::runtime_error("refused");
+    return true;
+  };
   std::vector<Candidate> cands = all->candidates;
-  const ConfirmStats cs = confirm_every_entry(p, o, Deadline(), 2, cands);
+  cands.insert(cands.begin() + 3, wrong);
+  const ConfirmStats cs = confirm_every_entry(p, o, Deadline(), 1, cands);
+  EXPECT_EQ(asked, 3);
   EXPECT_EQ(cs.confirmed, 3);
-  EXPECT_EQ(cs.beyond_limit, static_cast<int>(every.size()) - 3);
-  EXPECT_EQ(cands.size(), 3u);
+  EXPECT_EQ(cs.rejected, 0);
+  EXPECT_EQ(cs.beyond_limit, static_cast<int>(every.size()) + 1 - 3);
+  std::vector<uint64_t> kept;
+  for (const Candidate& c : cands) kept.push_back(c.hash);
+  EXPECT_EQ(kept, std::vector<uint64_t>(every.begin(), every.begin() + 3));
 }
 
 // The sampled screen leaves the float check of a candidate only power-map sqrt can decide to

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <optional>
+#include <stdexcept>
 
 #include "test_util.h"
 #include "verify/field_eval.h"
@@ -545,13 +547,25 @@ output O
       EXPECT_EQ(gather(got[0], want).data, gather(ref, want).data) << want.numel();
       EXPECT_EQ(got[0].data.data, eval_field(*g, {want}, 7, 2)[0].data.data);
     }
+  // Demanded in full, the inputs come from `shared`: the memo of hashed inputs is not asked.
+  const int64_t hits = input_memo_hits();
+  eval_field(fused, {full_box(s)}, 7, 1, &shared);
+  EXPECT_EQ(input_memo_hits(), hits);
   for (size_t i = 0; i < shared.tensors.size(); ++i)
     EXPECT_EQ(shared.tensors[i]->data.data, before[i]) << "input " << i << " written";
-  try {
-    eval_field(fused, {full_box(s)}, 8, 1, &shared);  // key 8: not the shared inputs' draw
-    ADD_FAILURE() << "inputs of key 7 read under key 8";
-  } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("shared inputs of another draw"), std::string::npos);
+  // Inputs of another key, or of another field, are refused.
+  Rng rng(3);
+  const FieldParams other = random_field_params(rng);
+  FieldContext other_ctx(other, random_root_of_unity(other, rng));
+  for (int k = 0; k < 2; ++k) {
+    std::optional<FieldScope> in_other;
+    if (k == 1) in_other.emplace(other_ctx);
+    try {
+      eval_field(fused, {full_box(s)}, k == 0 ? 8 : 7, 1, &shared);
+      ADD_FAILURE() << (k == 0 ? "inputs of key 7 read under key 8" : "read in another field");
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("shared inputs of another draw"), std::string::npos);
+    }
   }
 }
 
