@@ -470,7 +470,8 @@ Result<OptimizeReport> optimize(const ir::KernelGraph& program, const OptimizeOp
         so.confirm_counts = [accepts](const ir::KernelGraph& g) { return accepts(g).ok(); };
     }
     MG_ASSIGN_OR_RETURN(r.search, driver::superoptimize(program, so));
-    if (r.search.stop_reason == search::StopReason::kTimeLimit) s.cut = search::cut_progress(r.search.parts);
+    if (r.search.stop_reason == search::StopReason::kTimeLimit)
+      s.cut = search::cut_progress(r.search.parts);
     return {};
   }));
   if (o.tune_chains && opt::find_chain(program).ok()) {

@@ -70,7 +70,8 @@ template <class F> void for_each_run(const Box& box, const Box& container, F f) 
       f(r * ext[last], base + lp[0], ext[last]);
       continue;
     }
-    for (int64_t j = 0; j < ext[last]; ++j) f(r * ext[last] + j, base + lp[static_cast<size_t>(j)], 1);
+    for (int64_t j = 0; j < ext[last]; ++j)
+      f(r * ext[last] + j, base + lp[static_cast<size_t>(j)], 1);
   }
 }
 

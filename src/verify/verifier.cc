@@ -291,7 +291,8 @@ Round every_entry_round(const ir::KernelGraph& ref, const ir::KernelGraph& cand,
     FieldContext ctx(d.f, d.w, sm, d.oracle);
     FieldScope scope(ctx);
     std::vector<Box> want(cand.outputs.size());
-    for (size_t j = 0; j < cand.outputs.size(); ++j) want[j] = full_box(cand.tensor(cand.outputs[j]).type.shape);
+    for (size_t j = 0; j < cand.outputs.size(); ++j)
+      want[j] = full_box(cand.tensor(cand.outputs[j]).type.shape);
     b = eval_field(cand, want, d.key, o.threads, &d.inputs);
     if (flags_bad(r)) return r;
   }
